@@ -1,0 +1,62 @@
+"""Triton adapter for the orchestrator (BLS): calls yolo, stn and lprnet. Logic: plates.serving.pipeline."""
+
+import json
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+from plates.exceptions import SubModelError
+from plates.serving.model_config import ModelConfig, positive_int
+from plates.serving.pipeline import recognize
+from plates.serving.triton_adapter import error_response, to_torch, to_triton
+
+
+def _code_name(error):
+    """The name of a TritonError's code (INVALID_ARG, ...), so a sub-model's code reaches the client unchanged."""
+    for name in ("INVALID_ARG", "UNAVAILABLE", "NOT_FOUND", "UNSUPPORTED", "ALREADY_EXISTS", "CANCELLED"):
+        if error.code() == getattr(pb_utils.TritonError, name):
+            return name
+    return "INTERNAL"
+
+
+def infer(model, inputs, outputs):
+    """Every sub-request goes through here: call, check the error, return the outputs by name."""
+    request = pb_utils.InferenceRequest(
+        model_name=model,
+        inputs=[to_triton(pb_utils, name, tensor) for name, tensor in inputs.items()],
+        requested_output_names=outputs,
+    )
+    response = request.exec()
+    if response.has_error():
+        error = response.error()
+        raise SubModelError(model, error.message(), _code_name(error))
+    return {name: to_torch(pb_utils.get_output_tensor_by_name(response, name)) for name in outputs}
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        config = ModelConfig(json.loads(args["model_config"]))
+        config.tensor("input", "input__0", "TYPE_UINT8", [-1, -1, 3])
+        config.tensor("output", "coordinates", "TYPE_FP32", [-1, 4])
+        config.tensor("output", "texts", "TYPE_STRING", [-1])
+        config.tensor("output", "scores", "TYPE_FP32", [-1])
+        self.max_batch_size = config.parameter("recognizer_max_batch_size", positive_int)
+        self.logger = pb_utils.Logger
+
+    def execute(self, requests):
+        return [self._answer(request) for request in requests]
+
+    def _answer(self, request):
+        try:
+            image = to_torch(pb_utils.get_input_tensor_by_name(request, "input__0"))
+            plates = recognize(image, infer, self.max_batch_size)
+            return pb_utils.InferenceResponse(
+                output_tensors=[
+                    pb_utils.Tensor("coordinates", plates.boxes),
+                    pb_utils.Tensor("texts", np.array([t.encode() for t in plates.texts], dtype=np.object_)),
+                    pb_utils.Tensor("scores", plates.scores),
+                ]
+            )
+        except Exception as error:  # one response per request, always: an error is answered, not raised
+            self.logger.log_error(f"plate_recognition: {type(error).__name__}: {error}")
+            return error_response(pb_utils, "plate_recognition", error)

@@ -1,0 +1,1 @@
+"""Command-line entry points: `plates` (serve, eval) and `plates-client`."""

@@ -1,0 +1,63 @@
+"""plates-client IMAGE [IMAGE ...] [--url localhost:8000] [--json]: print the plates of each photo."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from plates.client import Plate, PlatesClient
+from plates.exceptions import PlatesError, ServerUnavailableError
+from plates.images import read_image
+from plates.readiness import is_ready, normalize_url
+
+DEFAULT_URL = "localhost:8000"
+
+
+def format_plain(path: str, plates: list[Plate]) -> str:
+    if not plates:
+        return f"{path}: no plates"
+    lines = [f"{path}: {len(plates)} plate{'s' if len(plates) != 1 else ''}"]
+    for plate in plates:
+        box = ", ".join(f"{v:.0f}" for v in plate.box)
+        lines.append(f"  {plate.text or '(unread)':<10} box=({box}) score={plate.score:.2f}")
+    return "\n".join(lines)
+
+
+def format_json(path: str, plates: list[Plate]) -> str:
+    return json.dumps({"image": path, "plates": [p.to_dict() for p in plates]}, ensure_ascii=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="plates-client", description="Read the licence plates of photos.")
+    parser.add_argument("images", nargs="+", metavar="IMAGE", help="photo files (JPEG, PNG, ...)")
+    parser.add_argument(
+        "--url",
+        default=os.environ.get("PLATES_URL", DEFAULT_URL),
+        help=f"Triton HTTP endpoint (env PLATES_URL; default {DEFAULT_URL})",
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object per line per image")
+    args = parser.parse_args(argv)
+
+    if not is_ready(args.url):
+        print(f"error: no ready Triton server at {normalize_url(args.url)}", file=sys.stderr)
+        return ServerUnavailableError.exit_code
+    status = 0
+    with PlatesClient(args.url) as client:
+        for path in args.images:
+            try:
+                plates = client.recognize(read_image(path))
+            except ServerUnavailableError as error:
+                print(f"error: {error}", file=sys.stderr)
+                return error.exit_code
+            except PlatesError as error:  # this image failed; the others may still be read
+                print(f"error: {error}", file=sys.stderr)
+                status = status or error.exit_code
+                continue
+            print(format_json(path, plates) if args.json else format_plain(path, plates), flush=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""plates serve: run the service locally."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+
+from plates.exceptions import PlatesError
+from plates.export import DEFAULT_REPOSITORY, build_model_repository, is_built
+from plates.server.launcher import LocalServer
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def serve(args: argparse.Namespace) -> int:
+    if not is_built(args.repository):
+        print(f"building {args.repository} from the weights ...", flush=True)
+        build_model_repository(args.repository)
+    server = LocalServer(args.repository, args.http_port, args.grpc_port, args.metrics_port)
+    # SIGTERM (kubectl, systemd, CI) stops the server as Ctrl-C does: through the same clean shutdown.
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        server.start(timeout=args.timeout)
+        print(f"Triton is ready at http://{server.url} (gRPC :{args.grpc_port}, metrics :{args.metrics_port})")
+        print("Ctrl-C stops it.", flush=True)
+        server.process.wait()
+        print(f"error: tritonserver exited with code {server.process.returncode}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("stopping ...", flush=True)
+        return 0
+    finally:
+        server.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="plates", description="Russian licence-plate recognition on Triton.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve_parser = commands.add_parser("serve", help="start a local Triton server (CPU) on the model repository")
+    serve_parser.add_argument("--http-port", type=int, default=8000)
+    serve_parser.add_argument("--grpc-port", type=int, default=8001)
+    serve_parser.add_argument("--metrics-port", type=int, default=8002)
+    serve_parser.add_argument("--repository", type=Path, default=DEFAULT_REPOSITORY)
+    serve_parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for readiness")
+    serve_parser.set_defaults(run=serve)
+
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except PlatesError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""Talking to the service over HTTP as a user does: a photo in, its plates out."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from plates.exceptions import InvalidInputError, PlatesError, ServerUnavailableError
+from plates.images import check_image
+from plates.readiness import normalize_url
+
+MODEL = "plate_recognition"
+OUTPUTS = ("coordinates", "texts", "scores")
+
+
+@dataclass(frozen=True)
+class Plate:
+    text: str | None  # None where a plate was found but not read as a valid Russian plate
+    box: list[float]  # x1, y1, x2, y2 in the photo's pixels
+    score: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def plates_from_outputs(coordinates: np.ndarray, texts: np.ndarray, scores: np.ndarray) -> list[Plate]:
+    """The server's three outputs as Plate objects, checked for agreeing lengths."""
+    coordinates = np.asarray(coordinates, dtype=np.float32).reshape(-1, 4)
+    if not len(coordinates) == len(texts) == len(scores):
+        raise PlatesError(
+            f"server answered {len(coordinates)} boxes, {len(texts)} texts and {len(scores)} scores: they must agree"
+        )
+    decoded = [t.decode() if isinstance(t, bytes) else str(t) for t in texts]
+    return [
+        Plate(text or None, [round(float(v), 1) for v in box], round(float(score), 4))
+        for box, text, score in zip(coordinates, decoded, scores)
+    ]
+
+
+class PlatesClient:
+    """`with PlatesClient("localhost:8000") as client: client.recognize(image)`."""
+
+    def __init__(self, url: str = "localhost:8000", timeout: float = 60.0) -> None:
+        import tritonclient.http as httpclient
+
+        self.url = normalize_url(url)
+        self._http = httpclient
+        host = self.url.split("://", 1)[1]
+        self._client = httpclient.InferenceServerClient(host, connection_timeout=timeout, network_timeout=timeout)
+
+    def recognize(self, image: np.ndarray) -> list[Plate]:
+        from tritonclient.utils import InferenceServerException
+
+        image = check_image(image)
+        request = self._http.InferInput("input__0", list(image.shape), "UINT8")
+        request.set_data_from_numpy(image)
+        outputs = [self._http.InferRequestedOutput(name, binary_data=True) for name in OUTPUTS]
+        try:
+            result = self._client.infer(MODEL, [request], outputs=outputs)
+        except InferenceServerException as error:
+            if str(error.status()) == "400":
+                raise InvalidInputError(f"server rejected the image: {error.message()}") from error
+            raise PlatesError(f"server at {self.url} failed: {error.message()}") from error
+        except (ConnectionError, OSError) as error:
+            raise ServerUnavailableError(f"no Triton server answers at {self.url}: {error}") from error
+        return plates_from_outputs(*(result.as_numpy(name) for name in OUTPUTS))
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> "PlatesClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,49 @@
+"""The errors `plates` raises, and what each means to Triton and to a shell.
+
+A model adapter answers a request that raised one of these with its Triton code; the CLIs exit with its exit
+code. Anything else that escapes is a bug and is answered as INTERNAL / exit 70.
+"""
+
+from __future__ import annotations
+
+
+class PlatesError(Exception):
+    """Base of every error this package raises on purpose."""
+
+    triton_code = "INTERNAL"
+    exit_code = 70  # EX_SOFTWARE
+
+
+class InvalidInputError(PlatesError):
+    """A request or a file that cannot be served: wrong dtype or shape, not an image, unreadable."""
+
+    triton_code = "INVALID_ARG"
+    exit_code = 65  # EX_DATAERR
+
+
+class ModelConfigError(PlatesError):
+    """A model's config.pbtxt lacks or mistypes something the model needs."""
+
+    exit_code = 78  # EX_CONFIG
+
+
+class WeightsError(PlatesError):
+    """A weight file is missing or is not the file we expect."""
+
+    exit_code = 66  # EX_NOINPUT
+
+
+class ServerUnavailableError(PlatesError):
+    """The Triton server does not answer, or is not ready."""
+
+    triton_code = "UNAVAILABLE"
+    exit_code = 69  # EX_UNAVAILABLE
+
+
+class SubModelError(PlatesError):
+    """A model the orchestrator called answered with an error; carries that model's name and code."""
+
+    def __init__(self, model: str, message: str, triton_code: str = "INTERNAL") -> None:
+        super().__init__(f"model '{model}' failed: {message}")
+        self.model = model
+        self.triton_code = triton_code

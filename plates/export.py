@@ -1,0 +1,79 @@
+"""Building the model repository's generated files from the weights (what convert/build_model_repository.py runs).
+
+STN and LPRNet are traced to TorchScript and checked against their eager outputs; the detector weights are copied
+next to the `yolo` adapter. Only these files are generated: configs and adapters are committed.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import torch
+
+from plates.exceptions import PlatesError
+from plates.nets import LPRNet, SpatialTransformer
+from plates.weights import PROJECT_ROOT, find_weights
+
+DEFAULT_REPOSITORY = PROJECT_ROOT / "model_repository"
+TRACE_TOLERANCE = 1e-4
+INSTANCE_KINDS = {"auto": "KIND_AUTO", "gpu": "KIND_GPU", "cpu": "KIND_CPU"}
+DETECTOR_FILE = "plate_detector.pt"
+
+
+def load_network(network: torch.nn.Module, checkpoint: Path) -> torch.nn.Module:
+    state = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    network.load_state_dict(state["net_state_dict"])
+    return network.eval()
+
+
+def trace_checked(network: torch.nn.Module, name: str, seed: int = 0) -> torch.jit.ScriptModule:
+    """Trace on a batch of 2 and prove the trace matches eager on a batch of 5, so the batch size stays dynamic."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        traced = torch.jit.trace(network, torch.randn(2, 3, 24, 94, generator=generator))
+        probe = torch.randn(5, 3, 24, 94, generator=generator)
+        difference = (traced(probe) - network(probe)).abs().max().item()
+    if not difference <= TRACE_TOLERANCE:
+        raise PlatesError(f"traced {name} differs from eager by {difference:.3g} (> {TRACE_TOLERANCE})")
+    return traced
+
+
+def generated_files(repository: Path) -> list[Path]:
+    return [
+        repository / "stn" / "1" / "model.pt",
+        repository / "lprnet" / "1" / "model.pt",
+        repository / "yolo" / "1" / DETECTOR_FILE,
+    ]
+
+
+def is_built(repository: Path = DEFAULT_REPOSITORY) -> bool:
+    return all(path.is_file() for path in generated_files(repository))
+
+
+def set_instance_kind(repository: Path, kind: str) -> None:
+    """Pin every model's instance group to `kind` (auto, gpu, cpu): the image pins GPU, local runs keep auto."""
+    for config in sorted(repository.glob("*/config.pbtxt")):
+        text = config.read_text()
+        config.write_text(re.sub(r"kind: KIND_[A-Z]+", f"kind: {INSTANCE_KINDS[kind]}", text))
+
+
+def build_model_repository(
+    repository: Path = DEFAULT_REPOSITORY, weights_dir: Path | None = None, instance_kind: str = "auto"
+) -> list[Path]:
+    """Write the generated files into `repository` and return their paths."""
+    stn_file, lprnet_file, detector_file = generated_files(repository)
+    networks = [
+        (SpatialTransformer(), "stn.pth", stn_file),
+        (LPRNet(), "lprnet.pth", lprnet_file),
+    ]
+    sources = {name: find_weights(name, weights_dir) for name in ("stn.pth", "lprnet.pth", DETECTOR_FILE)}
+    for network, weights, target in networks:
+        traced = trace_checked(load_network(network, sources[weights]), weights)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        traced.save(str(target))
+    detector_file.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(sources[DETECTOR_FILE], detector_file)
+    set_instance_kind(repository, instance_kind)
+    return [stn_file, lprnet_file, detector_file]

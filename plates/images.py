@@ -1,0 +1,42 @@
+"""Images as the service takes them: HWC, 3 channels, uint8, BGR (what `cv2.imread` returns)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from plates.exceptions import InvalidInputError
+
+# A side longer than this is no photo of traffic but a mistake or an attack on memory.
+MAX_SIDE = 8192
+
+
+def check_image(image: np.ndarray, what: str = "image") -> np.ndarray:
+    """Return `image` if it is an HWC uint8 BGR image the detector can take; raise InvalidInputError naming the fault."""
+    if not isinstance(image, np.ndarray):
+        raise InvalidInputError(f"{what} must be a numpy array, got {type(image).__name__}")
+    if image.dtype != np.uint8:
+        raise InvalidInputError(f"{what} must be UINT8, got {image.dtype}")
+    if image.ndim != 3 or image.shape[2] != 3:
+        raise InvalidInputError(f"{what} must be shaped [height, width, 3] (HWC BGR), got {list(image.shape)}")
+    height, width = image.shape[:2]
+    if min(height, width) < 1 or max(height, width) > MAX_SIDE:
+        raise InvalidInputError(f"{what} must have sides between 1 and {MAX_SIDE} pixels, got {width}x{height}")
+    return image
+
+
+def read_image(path: str | Path) -> np.ndarray:
+    """Read an image file as BGR uint8, or raise InvalidInputError saying why it cannot be read."""
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidInputError(f"{path}: no such file")
+    try:
+        data = np.fromfile(path, dtype=np.uint8)
+    except OSError as error:
+        raise InvalidInputError(f"{path}: cannot read: {error.strerror}") from error
+    image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
+    if image is None:
+        raise InvalidInputError(f"{path}: not an image OpenCV can decode")
+    return check_image(image, what=str(path))

@@ -1,0 +1,86 @@
+"""LPRNet (Zherzdev & Gruzdev, 2018) as trained for Russian plates: 3x24x94 crop in, [N, classes, 18] logits out.
+
+Module names and order follow the pretrained checkpoint (`backbone.<i>`, `container`), so its state dict loads as is.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+# Backbone layers whose outputs feed the global context (after the first conv, the two early blocks and the
+# class-count conv), as in the checkpoint.
+FEATURE_LAYERS = (2, 6, 13, 22)
+
+
+class SmallBasicBlock(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int) -> None:
+        super().__init__()
+        mid = out_channels // 4
+        self.block = nn.Sequential(
+            nn.Conv2d(in_channels, mid, kernel_size=1),
+            nn.ReLU(),
+            nn.Conv2d(mid, mid, kernel_size=(3, 1), padding=(1, 0)),
+            nn.ReLU(),
+            nn.Conv2d(mid, mid, kernel_size=(1, 3), padding=(0, 1)),
+            nn.ReLU(),
+            nn.Conv2d(mid, out_channels, kernel_size=1),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.block(x)
+
+
+class LPRNet(nn.Module):
+    def __init__(self, num_classes: int = 23, dropout: float = 0.1) -> None:
+        super().__init__()
+        self.num_classes = num_classes
+        # The 3D max pools with a channel stride (2 and 4) halve and quarter the channel count: that is why the
+        # block after the second pool takes 64 channels, not 128, and the (1, 4) conv takes 64, not 256.
+        self.backbone = nn.Sequential(
+            nn.Conv2d(3, 64, kernel_size=3),
+            nn.BatchNorm2d(64),
+            nn.ReLU(),
+            nn.MaxPool3d(kernel_size=(1, 3, 3), stride=(1, 1, 1)),
+            SmallBasicBlock(64, 128),
+            nn.BatchNorm2d(128),
+            nn.ReLU(),
+            nn.MaxPool3d(kernel_size=(1, 3, 3), stride=(2, 1, 2)),
+            SmallBasicBlock(64, 256),
+            nn.BatchNorm2d(256),
+            nn.ReLU(),
+            SmallBasicBlock(256, 256),
+            nn.BatchNorm2d(256),
+            nn.ReLU(),
+            nn.MaxPool3d(kernel_size=(1, 3, 3), stride=(4, 1, 2)),
+            nn.Dropout(dropout),
+            nn.Conv2d(64, 256, kernel_size=(1, 4)),
+            nn.BatchNorm2d(256),
+            nn.ReLU(),
+            nn.Dropout(dropout),
+            nn.Conv2d(256, num_classes, kernel_size=(13, 1)),
+            nn.BatchNorm2d(num_classes),
+            nn.ReLU(),
+        )
+        context_channels = 64 + 128 + 256 + num_classes
+        self.container = nn.Conv2d(context_channels, num_classes, kernel_size=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        features = []
+        for index, layer in enumerate(self.backbone):
+            x = layer(x)
+            if index in FEATURE_LAYERS:
+                features.append(x)
+        # Pool every feature map to the 4x18 grid of the last one, and scale each by its mean energy so that no
+        # map dominates the concatenation. The reference takes that mean over the whole batch, which makes a plate's
+        # reading depend on the plates batched with it (and Triton's dynamic batching mixes requests): here it is
+        # taken per plate, which is the reference exactly at batch size 1.
+        pooled = [
+            F.avg_pool2d(features[0], kernel_size=5, stride=5),
+            F.avg_pool2d(features[1], kernel_size=5, stride=5),
+            F.avg_pool2d(features[2], kernel_size=(4, 10), stride=(4, 2)),
+            features[3],
+        ]
+        context = torch.cat([f / torch.mean(torch.pow(f, 2), dim=(1, 2, 3), keepdim=True) for f in pooled], dim=1)
+        return torch.mean(self.container(context), dim=2)

@@ -1,0 +1,38 @@
+"""Waiting for a Triton server to be ready: one helper for the CLI, the launcher and the tests."""
+
+from __future__ import annotations
+
+import time
+import urllib.error
+import urllib.request
+from typing import Callable
+
+from plates.exceptions import ServerUnavailableError
+
+
+def normalize_url(url: str) -> str:
+    """`localhost:8000` or `http://localhost:8000/` to `http://localhost:8000`."""
+    url = url.strip().rstrip("/")
+    return url if "://" in url else f"http://{url}"
+
+
+def is_ready(url: str, timeout: float = 2.0) -> bool:
+    try:
+        with urllib.request.urlopen(f"{normalize_url(url)}/v2/health/ready", timeout=timeout) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def wait_for_server(
+    url: str, timeout: float = 120.0, interval: float = 0.5, alive: Callable[[], bool] = lambda: True
+) -> None:
+    """Poll `/v2/health/ready` until it answers 200; ServerUnavailableError after `timeout` s or once `alive()` is False."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if is_ready(url):
+            return
+        if not alive():
+            raise ServerUnavailableError(f"the server for {normalize_url(url)} exited before it was ready")
+        time.sleep(interval)
+    raise ServerUnavailableError(f"no ready Triton server at {normalize_url(url)} after {timeout:.0f} s")

@@ -1,0 +1,1 @@
+"""Reading plate crops: crop preparation, CTC decoding and the grammar of Russian plates."""

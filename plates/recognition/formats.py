@@ -1,0 +1,35 @@
+"""The formats of Russian registration plates, written with the Latin look-alikes of their letters.
+
+`L` is a plate letter (ABEKMHOPCTYX), `D` a digit, `R` the region: two digits, or three starting with 1, 7 or 9.
+"""
+
+from __future__ import annotations
+
+import re
+
+from plates.recognition.alphabet import LETTERS
+
+_L = f"[{LETTERS}]"
+_REGION = "(?:0[1-9]|[1-9][0-9]|[179][0-9]{2})"
+
+FORMATS: dict[str, str] = {
+    "private": f"{_L}[0-9]{{3}}{_L}{{2}}",  # A123BC 77: cars
+    "taxi": f"{_L}{{2}}[0-9]{{3}}",  # AB123 77: taxis, public transport
+    "trailer": f"{_L}{{2}}[0-9]{{4}}",  # AB1234 77: trailers
+    "police": f"{_L}[0-9]{{4}}",  # A1234 77: police
+    "military": f"[0-9]{{4}}{_L}{{2}}",  # 1234AB 77: military
+    "diplomatic": f"[0-9]{{3}}T[0-9]{{3}}",  # 123T456 77: diplomatic technical staff
+}
+_PATTERNS = {name: re.compile(f"{body}{_REGION}") for name, body in FORMATS.items()}
+
+
+def plate_format(text: str) -> str | None:
+    """The name of the format `text` is written in, or None if it is not a Russian plate."""
+    for name, pattern in _PATTERNS.items():
+        if pattern.fullmatch(text):
+            return name
+    return None
+
+
+def is_valid_plate(text: str) -> bool:
+    return plate_format(text) is not None

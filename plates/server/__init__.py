@@ -1,0 +1,1 @@
+"""Running a Triton server on the model repository, on this machine."""

@@ -1,0 +1,68 @@
+"""Reading a Triton model config (the JSON that `initialize` gets as `args["model_config"]`).
+
+Every check raises ModelConfigError naming the model and the field, so a wrong config.pbtxt fails at load time
+with a message that says what to fix.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, TypeVar
+
+from plates.exceptions import ModelConfigError
+
+T = TypeVar("T")
+_MISSING = object()
+
+
+class ModelConfig:
+    def __init__(self, config: dict[str, Any] | str) -> None:
+        self.raw = json.loads(config) if isinstance(config, str) else config
+        self.name = self.raw.get("name", "<unnamed>")
+
+    def parameter(self, key: str, convert: Callable[[str], T], default: Any = _MISSING) -> T:
+        """The `parameters { key: ... string_value: ... }` entry, converted; the default if absent."""
+        entry = self.raw.get("parameters", {}).get(key)
+        if entry is None:
+            if default is _MISSING:
+                raise ModelConfigError(f"model '{self.name}': parameter '{key}' is required")
+            return default
+        text = entry.get("string_value", "")
+        try:
+            return convert(text)
+        except ValueError as error:
+            raise ModelConfigError(
+                f"model '{self.name}': parameter '{key}' = {text!r} is not a valid {convert.__name__}: {error}"
+            ) from error
+
+    def tensor(self, kind: str, name: str, data_type: str, dims: list[int]) -> None:
+        """Check that input or output `name` exists with `data_type` (e.g. TYPE_FP32) and `dims`."""
+        entries = {entry["name"]: entry for entry in self.raw.get(kind, [])}
+        if name not in entries:
+            raise ModelConfigError(f"model '{self.name}': {kind} '{name}' is missing (has {sorted(entries)})")
+        entry = entries[name]
+        if entry.get("data_type") != data_type:
+            raise ModelConfigError(
+                f"model '{self.name}': {kind} '{name}' must be {data_type}, config says {entry.get('data_type')}"
+            )
+        actual = [int(d) for d in entry.get("dims", [])]
+        if actual != dims:
+            raise ModelConfigError(f"model '{self.name}': {kind} '{name}' must have dims {dims}, config says {actual}")
+
+    @property
+    def max_batch_size(self) -> int:
+        return int(self.raw.get("max_batch_size", 0))
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise ValueError("must be > 0")
+    return value
+
+
+def unit_float(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError("must be between 0 and 1")
+    return value

@@ -1,0 +1,52 @@
+"""The few things every `model.py` does with Triton objects: tensors in and out through DLPack, and error responses.
+
+`pb_utils` (triton_python_backend_utils) exists only inside the Python backend's stub, so it is passed in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.utils import dlpack
+
+from plates.exceptions import PlatesError
+
+
+def to_torch(tensor: Any) -> torch.Tensor:
+    """A Triton tensor as a torch tensor on the same device, sharing its memory."""
+    return dlpack.from_dlpack(tensor.to_dlpack())
+
+
+def c_order(tensor: torch.Tensor) -> torch.Tensor:
+    """`tensor` with the exact row-major strides Triton's DLPack import demands, copying only if it lacks them.
+
+    torch calls a tensor contiguous even when its empty or size-1 dimensions carry other strides (numpy gives an
+    empty array zero strides); Triton rejects those.
+    """
+    expected, step = [], 1
+    for size in reversed(tensor.shape):
+        expected.insert(0, step)
+        step *= max(size, 1)
+    if list(tensor.stride()) == expected:
+        return tensor
+    return torch.empty(tensor.shape, dtype=tensor.dtype, device=tensor.device).copy_(tensor)
+
+
+def to_triton(pb_utils: Any, name: str, tensor: torch.Tensor) -> Any:
+    """A torch tensor as a Triton tensor named `name`, on the same device, sharing its memory where it can."""
+    return pb_utils.Tensor.from_dlpack(name, dlpack.to_dlpack(c_order(tensor)))
+
+
+def triton_code(pb_utils: Any, error: BaseException) -> Any:
+    name = error.triton_code if isinstance(error, PlatesError) else "INTERNAL"
+    return getattr(pb_utils.TritonError, name)
+
+
+def error_response(pb_utils: Any, model: str, error: BaseException) -> Any:
+    """An error response naming the model; our own errors keep their code, anything else is INTERNAL."""
+    if isinstance(error, PlatesError):
+        message = f"{model}: {error}"
+    else:
+        message = f"{model}: internal error: {type(error).__name__}: {error}"
+    return pb_utils.InferenceResponse(error=pb_utils.TritonError(message, triton_code(pb_utils, error)))

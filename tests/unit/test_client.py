@@ -1,0 +1,36 @@
+import json
+
+import numpy as np
+import pytest
+
+from plates.cli.client import format_json, format_plain, main
+from plates.client import plates_from_outputs
+from plates.exceptions import PlatesError, ServerUnavailableError
+
+
+def test_plates_from_outputs_maps_empty_text_to_none():
+    plates = plates_from_outputs(
+        np.array([[1, 2, 3, 4], [5, 6, 7, 8]], np.float32), np.array([b"B840CK197", b""]), np.array([0.9, 0.4])
+    )
+    assert [p.text for p in plates] == ["B840CK197", None]
+    assert plates[0].box == [1.0, 2.0, 3.0, 4.0] and plates[1].score == pytest.approx(0.4)
+
+
+def test_plates_from_outputs_rejects_disagreeing_lengths():
+    with pytest.raises(PlatesError, match="1 boxes, 0 texts and 1 scores"):
+        plates_from_outputs(np.zeros((1, 4)), np.array([]), np.array([0.5]))
+
+
+def test_json_line_has_the_documented_fields():
+    plates = plates_from_outputs(np.array([[1, 2, 3, 4]]), np.array([b""]), np.array([0.5]))
+    assert json.loads(format_json("a.jpg", plates)) == {
+        "image": "a.jpg",
+        "plates": [{"text": None, "box": [1.0, 2.0, 3.0, 4.0], "score": 0.5}],
+    }
+    assert "(unread)" in format_plain("a.jpg", plates)
+
+
+def test_client_exits_non_zero_naming_the_url_when_no_server_answers(samples, capsys):
+    status = main([str(samples / "car.jpg"), "--url", "localhost:9"])
+    assert status == ServerUnavailableError.exit_code
+    assert "no ready Triton server at http://localhost:9" in capsys.readouterr().err

@@ -1,0 +1,37 @@
+import json
+
+import pytest
+
+from plates.exceptions import ModelConfigError
+from plates.serving.model_config import ModelConfig, positive_int, unit_float
+
+CONFIG = {
+    "name": "yolo",
+    "input": [{"name": "input__0", "data_type": "TYPE_UINT8", "dims": ["-1", "-1", "3"]}],
+    "parameters": {"imgsz": {"string_value": "640"}, "conf": {"string_value": "1.5"}},
+}
+
+
+def test_parameter_converts_and_defaults():
+    config = ModelConfig(json.dumps(CONFIG))
+    assert config.parameter("imgsz", positive_int) == 640
+    assert config.parameter("iou", unit_float, 0.5) == 0.5
+
+
+def test_parameter_errors_name_model_and_field():
+    config = ModelConfig(CONFIG)
+    with pytest.raises(ModelConfigError, match=r"model 'yolo': parameter 'conf' = '1.5' is not a valid unit_float"):
+        config.parameter("conf", unit_float)
+    with pytest.raises(ModelConfigError, match=r"model 'yolo': parameter 'weights' is required"):
+        config.parameter("weights", str)
+
+
+def test_tensor_accepts_matching_and_names_mismatches():
+    config = ModelConfig(CONFIG)
+    config.tensor("input", "input__0", "TYPE_UINT8", [-1, -1, 3])
+    with pytest.raises(ModelConfigError, match=r"input 'input__0' must be TYPE_FP32, config says TYPE_UINT8"):
+        config.tensor("input", "input__0", "TYPE_FP32", [-1, -1, 3])
+    with pytest.raises(ModelConfigError, match=r"must have dims \[3, -1, -1\]"):
+        config.tensor("input", "input__0", "TYPE_UINT8", [3, -1, -1])
+    with pytest.raises(ModelConfigError, match=r"output 'output__0' is missing"):
+        config.tensor("output", "output__0", "TYPE_FP32", [-1])

@@ -1,0 +1,52 @@
+"""The pretrained STN + LPRNet, run eagerly on a real crop: crops, networks and decoding together, no server."""
+
+import numpy as np
+import pytest
+import torch
+
+from plates.export import load_network, trace_checked
+from plates.images import read_image
+from plates.nets import LPRNet, SpatialTransformer
+from plates.recognition.crops import prepare_crops
+from plates.recognition.ctc import greedy_decode
+
+
+@pytest.fixture(scope="module")
+def networks(samples):
+    weights = samples.parent.parent / "weights"
+    return load_network(SpatialTransformer(), weights / "stn.pth"), load_network(LPRNet(), weights / "lprnet.pth")
+
+
+@pytest.mark.parametrize(
+    ("photo", "box", "text"),
+    [
+        ("detect/images/val/ds_139.jpg", [1115, 551, 1270, 621], "H001XT177"),
+        ("detect/images/val/ds_206.jpg", [653, 415, 894, 471], "X777AM777"),
+    ],
+)
+def test_recognizer_reads_labelled_plates_from_their_boxes(samples, networks, photo, box, text):
+    stn, lprnet = networks
+    crops = torch.from_numpy(prepare_crops(read_image(samples.parent / photo), np.array([box])))
+    with torch.no_grad():
+        logits = lprnet(stn(crops))
+    assert logits.shape == (1, 23, 18)
+    assert greedy_decode(logits.numpy())[0].text == text
+
+
+def test_traced_networks_match_eager_for_any_batch_size(networks):
+    for network in networks:
+        traced = trace_checked(network, "network")
+        batch = torch.randn(7, 3, 24, 94)
+        with torch.no_grad():
+            assert torch.allclose(traced(batch), network(batch), atol=1e-4)
+
+
+def test_lprnet_reads_a_plate_the_same_whatever_is_batched_with_it(networks):
+    # Triton's dynamic batching joins requests: one plate's logits must not depend on the others.
+    _, lprnet = networks
+    plate = torch.randn(1, 3, 24, 94)
+    others = torch.randn(3, 3, 24, 94) * 3
+    with torch.no_grad():
+        alone = lprnet(plate)
+        batched = lprnet(torch.cat([plate, others]))[:1]
+    torch.testing.assert_close(alone, batched, atol=1e-5, rtol=1e-5)

@@ -1,0 +1,31 @@
+import pytest
+
+from plates.exceptions import WeightsError
+from plates.weights import WEIGHT_FILES, find_weights, search_path
+
+
+def test_search_path_puts_the_environment_first(monkeypatch, tmp_path):
+    monkeypatch.setenv("PLATES_WEIGHTS_DIR", str(tmp_path))
+    places = search_path()
+    assert places[0] == tmp_path
+    assert [p.name for p in places[1:]] == ["weights", "weights"]
+    assert places[2].parent.name == "shared"
+
+
+def test_find_weights_names_file_places_and_download_address(monkeypatch, tmp_path):
+    with pytest.raises(WeightsError) as error:
+        find_weights("lprnet.pth", tmp_path)
+    message = str(error.value)
+    assert "lprnet.pth not found" in message and str(tmp_path) in message
+    assert WEIGHT_FILES["lprnet.pth"].source in message
+
+
+def test_find_weights_rejects_a_file_with_the_wrong_checksum(tmp_path):
+    (tmp_path / "stn.pth").write_bytes(b"not the checkpoint")
+    with pytest.raises(WeightsError, match=r"stn.pth has SHA-256 [0-9a-f]{64}, expected 4b42329b"):
+        find_weights("stn.pth", tmp_path)
+
+
+def test_find_weights_accepts_the_shared_checkpoints(samples):
+    shared_weights = samples.parent.parent / "weights"
+    assert find_weights("stn.pth", shared_weights) == shared_weights / "stn.pth"
