@@ -41,9 +41,10 @@ class ServerUnavailableError(PlatesError):
 
 
 class SubModelError(PlatesError):
-    """A model the orchestrator called answered with an error; carries that model's name and code."""
+    """A model the orchestrator called answered with an error. INTERNAL: the orchestrator checks what the client
+    sent before calling, so what fails after that is the service's fault (and Triton 2.51 gives BLS callers no
+    sub-model error code to pass on)."""
 
-    def __init__(self, model: str, message: str, triton_code: str = "INTERNAL") -> None:
+    def __init__(self, model: str, message: str) -> None:
         super().__init__(f"model '{model}' failed: {message}")
         self.model = model
-        self.triton_code = triton_code

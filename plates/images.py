@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
 
 import cv2
 import numpy as np
@@ -13,17 +14,25 @@ from plates.exceptions import InvalidInputError
 MAX_SIDE = 8192
 
 
+def check_image_layout(shape: Sequence[int], dtype: str, what: str = "image") -> None:
+    """Raise InvalidInputError naming the fault unless `shape`/`dtype` are an HWC uint8 image the detector takes.
+
+    Works from metadata alone, so a tensor on the GPU is checked without copying it to the host.
+    """
+    if dtype != "uint8":
+        raise InvalidInputError(f"{what} must be UINT8, got {dtype}")
+    if len(shape) != 3 or shape[2] != 3:
+        raise InvalidInputError(f"{what} must be shaped [height, width, 3] (HWC BGR), got {list(shape)}")
+    height, width = shape[:2]
+    if min(height, width) < 1 or max(height, width) > MAX_SIDE:
+        raise InvalidInputError(f"{what} must have sides between 1 and {MAX_SIDE} pixels, got {width}x{height}")
+
+
 def check_image(image: np.ndarray, what: str = "image") -> np.ndarray:
     """Return `image` if it is an HWC uint8 BGR image the detector can take; raise InvalidInputError naming the fault."""
     if not isinstance(image, np.ndarray):
         raise InvalidInputError(f"{what} must be a numpy array, got {type(image).__name__}")
-    if image.dtype != np.uint8:
-        raise InvalidInputError(f"{what} must be UINT8, got {image.dtype}")
-    if image.ndim != 3 or image.shape[2] != 3:
-        raise InvalidInputError(f"{what} must be shaped [height, width, 3] (HWC BGR), got {list(image.shape)}")
-    height, width = image.shape[:2]
-    if min(height, width) < 1 or max(height, width) > MAX_SIDE:
-        raise InvalidInputError(f"{what} must have sides between 1 and {MAX_SIDE} pixels, got {width}x{height}")
+    check_image_layout(image.shape, str(image.dtype), what)
     return image
 
 

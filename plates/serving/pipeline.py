@@ -12,6 +12,7 @@ from typing import Callable, Mapping
 import numpy as np
 import torch
 
+from plates.images import check_image_layout
 from plates.recognition.ctc import greedy_decode
 from plates.recognition.formats import is_valid_plate
 
@@ -40,6 +41,9 @@ def in_batches(infer: Infer, model: str, batch: torch.Tensor, max_batch_size: in
 
 
 def recognize(image: torch.Tensor, infer: Infer, max_batch_size: int) -> Plates:
+    # Checked here, not only in yolo: Triton 2.51 reports every error of a BLS sub-request as INTERNAL, and a bad
+    # image is the client's fault (INVALID_ARG).
+    check_image_layout(tuple(image.shape), str(image.dtype).removeprefix("torch."), "input__0")
     detected = infer("yolo", {"input__0": image}, ["output__0", "output__1", "output__2"])
     crops = detected["output__0"]
     if crops.shape[0] == 0:

@@ -11,14 +11,6 @@ from plates.serving.pipeline import recognize
 from plates.serving.triton_adapter import error_response, to_torch, to_triton
 
 
-def _code_name(error):
-    """The name of a TritonError's code (INVALID_ARG, ...), so a sub-model's code reaches the client unchanged."""
-    for name in ("INVALID_ARG", "UNAVAILABLE", "NOT_FOUND", "UNSUPPORTED", "ALREADY_EXISTS", "CANCELLED"):
-        if error.code() == getattr(pb_utils.TritonError, name):
-            return name
-    return "INTERNAL"
-
-
 def infer(model, inputs, outputs):
     """Every sub-request goes through here: call, check the error, return the outputs by name."""
     request = pb_utils.InferenceRequest(
@@ -29,7 +21,7 @@ def infer(model, inputs, outputs):
     response = request.exec()
     if response.has_error():
         error = response.error()
-        raise SubModelError(model, error.message(), _code_name(error))
+        raise SubModelError(model, error.message())
     return {name: to_torch(pb_utils.get_output_tensor_by_name(response, name)) for name in outputs}
 
 

@@ -1,0 +1,69 @@
+"""plates eval MANIFEST [--url localhost:8000] [--json] [--split val]: score the served pipeline on labelled photos.
+
+The logic lives in `plates.evaluation`; this runs each photo through the server and prints the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from plates.cli.client import DEFAULT_URL
+from plates.client import Plate, PlatesClient
+from plates.evaluation import evaluate, format_report, load_manifest, report_to_json
+from plates.exceptions import InvalidInputError, PlatesError, ServerUnavailableError
+from plates.images import read_image
+from plates.readiness import is_ready, normalize_url
+
+PROGRESS_EVERY = 10
+
+
+def add_eval_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "eval",
+        help="score the served pipeline on labelled photos (detection, small plates, recognition, end-to-end)",
+        description=(
+            "Run every photo of MANIFEST through the server and report detection recall and precision at "
+            "IoU >= 0.5, recall on plates narrower than 40 px, recognition and end-to-end accuracy, and the "
+            "photos, boxes and texts it got wrong. The last line of the plain report is a one-line summary."
+        ),
+    )
+    parser.add_argument(
+        "manifest",
+        metavar="MANIFEST",
+        help='a JSON manifest ([{"image": ..., "plates": [{"box": [x1, y1, x2, y2], "text": ...}]}], or the '
+        "e2e.json form with a photo-level text), or a YOLO dataset folder or its data.yaml",
+    )
+    parser.add_argument(
+        "--url",
+        default=os.environ.get("PLATES_URL", DEFAULT_URL),
+        help=f"Triton HTTP endpoint (env PLATES_URL; default {DEFAULT_URL})",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of the plain report")
+    parser.add_argument("--split", default="val", help="the split of a YOLO dataset to evaluate (default val)")
+    parser.set_defaults(run=run_eval)
+    return parser
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    photos = load_manifest(args.manifest, split=args.split)
+    if not is_ready(args.url):
+        raise ServerUnavailableError(f"no ready Triton server at {normalize_url(args.url)}")
+    predictions: list[list[Plate]] = []
+    with PlatesClient(args.url) as client:
+        for number, photo in enumerate(photos, start=1):
+            try:
+                image = read_image(photo.image)
+            except InvalidInputError as error:
+                raise InvalidInputError(f"photo {photo.label}: {error}") from error
+            try:
+                predictions.append(client.recognize(image))
+            except PlatesError as error:  # keep the class (and exit code), name the photo
+                error.args = (f"photo {photo.label}: {error}",)
+                raise
+            if number % PROGRESS_EVERY == 0 or number == len(photos):
+                print(f"eval: {number}/{len(photos)} photos", file=sys.stderr, flush=True)
+    report = evaluate(photos, predictions)
+    print(report_to_json(report) if args.json else format_report(report), flush=True)
+    return 0

@@ -1,0 +1,56 @@
+"""One Triton server per test session: started with the launcher users run, or given with --triton-url."""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from plates.export import DEFAULT_REPOSITORY, build_model_repository, is_built
+from plates.readiness import normalize_url, wait_for_server
+from plates.server.launcher import LocalServer
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def triton_url(request, tmp_path_factory) -> str:
+    given = request.config.getoption("--triton-url")
+    if given:
+        wait_for_server(given, timeout=60)
+        yield given
+        return
+    if not is_built(DEFAULT_REPOSITORY):
+        build_model_repository(DEFAULT_REPOSITORY)
+    log = Path(tmp_path_factory.mktemp("triton")) / "tritonserver.log"
+    server = LocalServer(http_port=free_port(), grpc_port=free_port(), metrics_port=free_port(), log_file=log)
+    try:
+        server.start(timeout=300)
+    except Exception:
+        print(log.read_text()[-5000:])
+        raise
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def http_client(triton_url):
+    import tritonclient.http as httpclient
+
+    client = httpclient.InferenceServerClient(normalize_url(triton_url).split("://", 1)[1])
+    yield client
+    client.close()
+
+
+def inference_count(triton_url: str, model: str) -> int:
+    """How many inferences `model` has executed, from Triton's statistics endpoint."""
+    with urllib.request.urlopen(f"{normalize_url(triton_url)}/v2/models/{model}/stats") as response:
+        stats = json.load(response)["model_stats"]
+    return sum(int(entry.get("inference_count", 0)) for entry in stats)

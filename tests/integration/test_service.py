@@ -1,0 +1,76 @@
+"""The served pipeline over HTTP, as users call it."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+import tritonclient.http as httpclient
+from tritonclient.utils import InferenceServerException
+
+from plates.client import PlatesClient
+from plates.evaluation import iou
+from plates.readiness import is_ready
+
+from .conftest import inference_count
+
+REFERENCE_BOX = (94, 331, 132, 342)  # the readable plate of car.jpg, in its own 780x439 pixels
+
+
+def test_car_photo_reads_the_reference_plate_in_its_box(triton_url, samples):
+    with PlatesClient(triton_url) as client:
+        plates = client.recognize(cv2.imread(str(samples / "car.jpg")))
+    read = [p for p in plates if p.text == "B840CK197"]
+    assert read, f"B840CK197 not among {plates}"
+    assert iou(read[0].box, REFERENCE_BOX) >= 0.5, read[0].box
+
+
+def test_photo_without_plates_answers_empty_without_calling_the_recognizer(triton_url, samples):
+    before = {m: inference_count(triton_url, m) for m in ("stn", "lprnet", "yolo")}
+    with PlatesClient(triton_url) as client:
+        assert client.recognize(cv2.imread(str(samples / "cat.jpeg"))) == []
+    assert inference_count(triton_url, "yolo") == before["yolo"] + 1
+    assert inference_count(triton_url, "stn") == before["stn"]
+    assert inference_count(triton_url, "lprnet") == before["lprnet"]
+
+
+@pytest.mark.parametrize(("model", "shape"), [("stn", [4, 3, 24, 94]), ("lprnet", [4, 23, 18])])
+def test_recognizer_models_answer_a_batch_of_four(http_client, model, shape):
+    batch = np.random.default_rng(0).uniform(-1, 1, (4, 3, 24, 94)).astype(np.float32)
+    request = httpclient.InferInput("input__0", list(batch.shape), "FP32")
+    request.set_data_from_numpy(batch)
+    result = http_client.infer(model, [request])
+    output = result.as_numpy("output__0")
+    assert list(output.shape) == shape and np.isfinite(output).all()
+
+
+def test_seed_client_call_keeps_working(http_client, samples):
+    image = cv2.imread(str(samples / "car.jpg"))
+    inputs = [httpclient.InferInput("input__0", image.shape, "UINT8")]
+    inputs[0].set_data_from_numpy(image)
+    outputs = [
+        httpclient.InferRequestedOutput("coordinates", binary_data=False),
+        httpclient.InferRequestedOutput("texts", binary_data=False),
+    ]
+    result = http_client.infer("plate_recognition", inputs, outputs=outputs)
+    coordinates, texts = result.as_numpy("coordinates"), result.as_numpy("texts")
+    assert coordinates.shape == (len(texts), 4) and len(texts) >= 1
+    assert "B840CK197" in [t.decode() if isinstance(t, bytes) else t for t in texts]
+
+
+@pytest.mark.parametrize(
+    ("array", "datatype", "message"),
+    [
+        (np.zeros((20, 30, 3), np.float32), "FP32", "input__0"),
+        (np.zeros((20, 30), np.uint8), "UINT8", "input__0"),
+        (np.zeros((20, 30, 4), np.uint8), "UINT8", "input__0"),
+        (np.zeros((0, 30, 3), np.uint8), "UINT8", "sides between 1 and"),
+    ],
+)
+def test_bad_request_gets_an_error_and_the_server_stays_ready(triton_url, http_client, array, datatype, message):
+    request = httpclient.InferInput("input__0", list(array.shape), datatype)
+    request.set_data_from_numpy(array)
+    with pytest.raises(InferenceServerException, match=message) as error:
+        http_client.infer("plate_recognition", [request])
+    assert str(error.value.status()) == "400", error.value.message()
+    assert is_ready(triton_url)

@@ -1,0 +1,58 @@
+"""Load model.py adapters against the fake pb_utils, initialised from the committed config.pbtxt files."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+
+import pytest
+from google.protobuf import json_format, text_format
+from tritonclient.grpc import model_config_pb2
+
+from plates.export import DEFAULT_REPOSITORY
+from plates.weights import PROJECT_ROOT
+
+from . import fake_pb_utils
+
+
+def config_json(path) -> str:
+    config = text_format.Parse(path.read_text(), model_config_pb2.ModelConfig())
+    return json.dumps(json_format.MessageToDict(config, preserving_proto_field_name=True))
+
+
+@pytest.fixture
+def pb_utils(monkeypatch):
+    monkeypatch.setitem(sys.modules, "triton_python_backend_utils", fake_pb_utils)
+    fake_pb_utils.MODELS.clear()
+    fake_pb_utils.CALLS.clear()
+    fake_pb_utils.Logger.messages.clear()
+    return fake_pb_utils
+
+
+@pytest.fixture
+def load_adapter(pb_utils):
+    """load_adapter(model.py path, config.pbtxt path, repository dir) -> an initialised TritonPythonModel."""
+
+    def load(model_py, config_pbtxt, repository, config_override=None):
+        spec = importlib.util.spec_from_file_location(f"adapter_{model_py.parent.parent.name}", model_py)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        model = module.TritonPythonModel()
+        config = config_override if config_override is not None else config_json(config_pbtxt)
+        model.initialize(
+            {
+                "model_config": config,
+                "model_repository": str(repository),
+                "model_version": "1",
+                "model_instance_kind": "CPU",
+                "model_instance_device_id": "0",
+            }
+        )
+        return model
+
+    return load
+
+
+REPOSITORY = DEFAULT_REPOSITORY
+STAND_IN = PROJECT_ROOT / "backends" / "pytorch" / "model.py"

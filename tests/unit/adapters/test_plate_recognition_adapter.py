@@ -1,0 +1,100 @@
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from plates.recognition.alphabet import ALPHABET, BLANK, NUM_CLASSES
+
+from .conftest import REPOSITORY, config_json
+
+
+class Request:
+    def __init__(self, inputs):
+        self.inputs = inputs
+
+
+def plate_logits(text: str) -> torch.Tensor:
+    logits = torch.full((NUM_CLASSES, 18), -5.0)
+    path = [ALPHABET.index(c) for c in text] + [BLANK] * (18 - len(text))
+    logits[path, torch.arange(18)] = 5.0
+    return logits
+
+
+@pytest.fixture
+def orchestrator(load_adapter, pb_utils):
+    model_dir = REPOSITORY / "plate_recognition"
+    return load_adapter(model_dir / "1" / "model.py", model_dir / "config.pbtxt", model_dir)
+
+
+def answer(pb_utils, name, tensors):
+    return pb_utils.InferenceResponse([pb_utils.Tensor.from_dlpack(n, torch.utils.dlpack.to_dlpack(t)) for n, t in tensors.items()])
+
+
+def image_request(pb_utils, image):
+    return Request([pb_utils.Tensor("input__0", image)])
+
+
+def fake_recognizer(pb_utils, boxes, texts):
+    n = len(texts)
+    pb_utils.MODELS["yolo"] = lambda inputs: answer(
+        pb_utils,
+        "yolo",
+        {
+            "output__0": torch.zeros(n, 3, 24, 94),
+            "output__1": torch.tensor(boxes, dtype=torch.float32).reshape(n, 4),
+            "output__2": torch.full((n,), 0.8),
+        },
+    )
+    pb_utils.MODELS["stn"] = lambda inputs: answer(pb_utils, "stn", {"output__0": torch.zeros(n, 3, 24, 94)})
+    pb_utils.MODELS["lprnet"] = lambda inputs: answer(
+        pb_utils, "lprnet", {"output__0": torch.stack([plate_logits(t) for t in texts])}
+    )
+
+
+def test_orchestrator_answers_boxes_texts_and_scores(orchestrator, pb_utils):
+    fake_recognizer(pb_utils, [[1, 2, 3, 4], [5, 6, 7, 8]], ["B840CK197", "A12"])
+    [response] = orchestrator.execute([image_request(pb_utils, np.zeros((20, 30, 3), np.uint8))])
+    assert not response.has_error()
+    outputs = {t.name(): t.as_numpy() for t in response.output_tensors}
+    np.testing.assert_array_equal(outputs["coordinates"], [[1, 2, 3, 4], [5, 6, 7, 8]])
+    assert outputs["texts"].tolist() == [b"B840CK197", b""]
+    np.testing.assert_allclose(outputs["scores"], [0.8, 0.8])
+    assert pb_utils.CALLS == ["yolo", "stn", "lprnet"]
+
+
+def test_orchestrator_exits_early_without_plates(orchestrator, pb_utils):
+    fake_recognizer(pb_utils, [], [])
+    [response] = orchestrator.execute([image_request(pb_utils, np.zeros((20, 30, 3), np.uint8))])
+    outputs = {t.name(): t.as_numpy() for t in response.output_tensors}
+    assert outputs["coordinates"].shape == (0, 4) and outputs["texts"].shape == (0,)
+    assert outputs["scores"].shape == (0,)
+    assert pb_utils.CALLS == ["yolo"]
+
+
+def test_orchestrator_passes_a_sub_model_error_on_naming_the_model(orchestrator, pb_utils):
+    pb_utils.MODELS["yolo"] = lambda inputs: pb_utils.InferenceResponse(
+        error=pb_utils.TritonError("CUDA out of memory", pb_utils.TritonError.INTERNAL)
+    )
+    good = image_request(pb_utils, np.zeros((20, 30, 3), np.uint8))
+    responses = orchestrator.execute([good, good])
+    assert len(responses) == 2
+    for response in responses:
+        assert response.has_error()
+        assert response.error().code() == pb_utils.TritonError.INTERNAL
+        assert "model 'yolo' failed: CUDA out of memory" in response.error().message()
+
+
+def test_orchestrator_rejects_a_bad_image_itself_as_invalid_arg(orchestrator, pb_utils):
+    [response] = orchestrator.execute([image_request(pb_utils, np.zeros((0, 30, 3), np.uint8))])
+    assert response.error().code() == pb_utils.TritonError.INVALID_ARG
+    assert "input__0 must have sides between 1 and" in response.error().message()
+    assert pb_utils.CALLS == []
+
+
+def test_orchestrator_refuses_a_config_with_a_wrong_output_type(load_adapter):
+    model_dir = REPOSITORY / "plate_recognition"
+    config = json.loads(config_json(model_dir / "config.pbtxt"))
+    config["output"][1]["data_type"] = "TYPE_FP32"
+    with pytest.raises(Exception, match=r"model 'plate_recognition': output 'texts' must be TYPE_STRING"):
+        load_adapter(model_dir / "1" / "model.py", None, model_dir, config_override=json.dumps(config))

@@ -1,0 +1,36 @@
+import torch
+
+from .conftest import STAND_IN, config_json
+from plates.export import DEFAULT_REPOSITORY
+
+
+class Request:
+    def __init__(self, inputs):
+        self.inputs = inputs
+
+
+def test_stand_in_runs_torchscript_over_dynamically_batched_requests(load_adapter, pb_utils, tmp_path):
+    version = tmp_path / "1"
+    version.mkdir()
+    torch.jit.trace(torch.nn.Flatten(), torch.zeros(1, 3, 24, 94)).save(str(version / "model.pt"))
+    model = load_adapter(STAND_IN, DEFAULT_REPOSITORY / "stn" / "config.pbtxt", tmp_path)
+    batches = [torch.randn(2, 3, 24, 94), torch.randn(3, 3, 24, 94)]
+    requests = [Request([pb_utils.Tensor.from_dlpack("input__0", torch.utils.dlpack.to_dlpack(b))]) for b in batches]
+    responses = model.execute(requests)
+    assert [r.has_error() for r in responses] == [False, False]
+    for batch, response in zip(batches, responses):
+        [output] = response.output_tensors
+        assert output.name() == "output__0"
+        torch.testing.assert_close(torch.utils.dlpack.from_dlpack(output.to_dlpack()), batch.flatten(1))
+
+
+def test_stand_in_answers_every_request_with_an_error_when_the_model_fails(load_adapter, pb_utils, tmp_path):
+    version = tmp_path / "1"
+    version.mkdir()
+    torch.jit.trace(torch.nn.Linear(94, 2), torch.zeros(1, 3, 24, 94)).save(str(version / "model.pt"))
+    model = load_adapter(STAND_IN, DEFAULT_REPOSITORY / "lprnet" / "config.pbtxt", tmp_path)
+    bad = Request([pb_utils.Tensor.from_dlpack("input__0", torch.utils.dlpack.to_dlpack(torch.zeros(1, 3, 24, 95)))])
+    responses = model.execute([bad, bad])
+    assert all(r.has_error() for r in responses)
+    assert responses[0].error().code() == pb_utils.TritonError.INTERNAL
+    assert responses[0].error().message().startswith("lprnet: internal error: RuntimeError")
