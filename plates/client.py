@@ -11,30 +11,34 @@ from plates.images import check_image
 from plates.readiness import normalize_url
 
 MODEL = "plate_recognition"
-OUTPUTS = ("coordinates", "texts", "scores")
+OUTPUTS = ("coordinates", "texts", "scores", "text_scores")
 
 
 @dataclass(frozen=True)
 class Plate:
     text: str | None  # None where a plate was found but not read as a valid Russian plate
     box: list[float]  # x1, y1, x2, y2 in the photo's pixels
-    score: float
+    score: float  # detector confidence
+    text_score: float = 0.0  # probability of the text under the recognizer
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def plates_from_outputs(coordinates: np.ndarray, texts: np.ndarray, scores: np.ndarray) -> list[Plate]:
-    """The server's three outputs as Plate objects, checked for agreeing lengths."""
+def plates_from_outputs(
+    coordinates: np.ndarray, texts: np.ndarray, scores: np.ndarray, text_scores: np.ndarray
+) -> list[Plate]:
+    """The server's outputs as Plate objects, checked for agreeing lengths."""
     coordinates = np.asarray(coordinates, dtype=np.float32).reshape(-1, 4)
-    if not len(coordinates) == len(texts) == len(scores):
+    if not len(coordinates) == len(texts) == len(scores) == len(text_scores):
         raise PlatesError(
-            f"server answered {len(coordinates)} boxes, {len(texts)} texts and {len(scores)} scores: they must agree"
+            f"server answered {len(coordinates)} boxes, {len(texts)} texts, {len(scores)} scores and "
+            f"{len(text_scores)} text scores: they must agree"
         )
     decoded = [t.decode() if isinstance(t, bytes) else str(t) for t in texts]
     return [
-        Plate(text or None, [round(float(v), 1) for v in box], round(float(score), 4))
-        for box, text, score in zip(coordinates, decoded, scores)
+        Plate(text or None, [round(float(v), 1) for v in box], round(float(score), 4), round(float(text_score), 4))
+        for box, text, score, text_score in zip(coordinates, decoded, scores, text_scores)
     ]
 
 

@@ -21,7 +21,9 @@ def format_plain(path: str, plates: list[Plate]) -> str:
     lines = [f"{path}: {len(plates)} plate{'s' if len(plates) != 1 else ''}"]
     for plate in plates:
         box = ", ".join(f"{v:.0f}" for v in plate.box)
-        lines.append(f"  {plate.text or '(unread)':<10} box=({box}) score={plate.score:.2f}")
+        lines.append(
+            f"  {plate.text or '(unread)':<10} box=({box}) score={plate.score:.2f} text_score={plate.text_score:.2f}"
+        )
     return "\n".join(lines)
 
 

@@ -1,18 +1,22 @@
-"""CTC decoding of LPRNet's logits ([classes, time] per plate) into plate text."""
+"""CTC decoding of LPRNet's logits ([classes, time] per plate) into plate text, constrained to plate formats."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from plates.recognition.alphabet import ALPHABET, BLANK
+from plates.recognition.formats import is_plate_prefix, is_valid_plate
+
+DEFAULT_BEAM_WIDTH = 10
 
 
 @dataclass(frozen=True)
 class Reading:
-    text: str
-    log_likelihood: float  # of the best path, summed over time steps
+    text: str  # the likeliest valid plate, "" where the logits support none
+    confidence: float  # probability of that text under the model (all frame paths summed), 0 where none
 
 
 def log_softmax(logits: np.ndarray, axis: int) -> np.ndarray:
@@ -20,22 +24,64 @@ def log_softmax(logits: np.ndarray, axis: int) -> np.ndarray:
     return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
 
-def collapse(path: np.ndarray) -> str:
-    """Merge repeats, then drop blanks: the CTC rule that maps a frame path to a label sequence."""
-    text = []
-    previous = None
-    for index in path.tolist():
-        if index != previous and index != BLANK:
-            text.append(ALPHABET[index])
-        previous = index
-    return "".join(text)
+def read_plates(logits: np.ndarray, beam_width: int = DEFAULT_BEAM_WIDTH) -> list[Reading]:
+    """Decode a batch of logits shaped [N, classes, time] into plate readings.
 
-
-def greedy_decode(logits: np.ndarray) -> list[Reading]:
-    """Best-path decoding of a batch of logits shaped [N, classes, time]."""
+    The search only grows prefixes of official plate formats, so a reading is never an impossible plate: a frame
+    that best-path decoding would read as a stray extra digit loses to the likeliest text that is a plate.
+    """
     if logits.ndim != 3 or logits.shape[1] != BLANK + 1:
         raise ValueError(f"expected logits shaped [N, {BLANK + 1}, T], got {list(logits.shape)}")
-    log_probs = log_softmax(logits.astype(np.float64), axis=1)
-    paths = log_probs.argmax(axis=1)
-    best = log_probs.max(axis=1).sum(axis=1)
-    return [Reading(collapse(path), float(score)) for path, score in zip(paths, best)]
+    readings = []
+    for plate in log_softmax(logits.astype(np.float64), axis=1):
+        valid = [(t, p) for t, p in prefix_beam_search(plate, beam_width, is_plate_prefix) if is_valid_plate(t)]
+        readings.append(Reading(valid[0][0], float(np.exp(valid[0][1]))) if valid else Reading("", 0.0))
+    return readings
+
+
+def _log_add(a: float, b: float) -> float:
+    if a == -np.inf:
+        return b
+    if b == -np.inf:
+        return a
+    return max(a, b) + np.log1p(np.exp(-abs(a - b)))
+
+
+def prefix_beam_search(
+    log_probs: np.ndarray, beam_width: int, allowed: Callable[[str], bool], labels_per_frame: int = 4
+) -> list[tuple[str, float]]:
+    """CTC prefix beam search over one plate's log-probabilities [classes, time].
+
+    Keeps, at every frame, the `beam_width` likeliest label prefixes that `allowed` accepts, each scored by the
+    total probability of all frame paths that collapse to it (not only the best path). Only the
+    `labels_per_frame` likeliest labels of a frame extend a prefix: the rest hold too little probability to matter,
+    and skipping them keeps a plate's search to about a millisecond. Returns (text, log probability) pairs,
+    likeliest first.
+    """
+    # prefix -> (log P(paths ending in blank), log P(paths ending in the prefix's last label))
+    beams: dict[str, tuple[float, float]] = {"": (0.0, -np.inf)}
+    for frame in log_probs.T:
+        likely = [int(i) for i in np.argsort(-frame[:BLANK])[:labels_per_frame]]
+        candidates: dict[str, list[float]] = {}
+
+        def add(prefix: str, blank: float, label: float) -> None:
+            entry = candidates.setdefault(prefix, [-np.inf, -np.inf])
+            entry[0] = _log_add(entry[0], blank)
+            entry[1] = _log_add(entry[1], label)
+
+        for prefix, (blank, label) in beams.items():
+            total = _log_add(blank, label)
+            add(prefix, total + frame[BLANK], -np.inf)
+            if prefix:
+                add(prefix, -np.inf, label + frame[ALPHABET.index(prefix[-1])])
+            for index in likely:
+                char = ALPHABET[index]
+                extended = prefix + char
+                if not allowed(extended):
+                    continue
+                # A repeated label needs a blank between: only paths ending in blank extend to it.
+                source = blank if prefix and prefix[-1] == char else total
+                add(extended, -np.inf, source + frame[index])
+        ranked = sorted(candidates.items(), key=lambda item: -_log_add(*item[1]))
+        beams = {prefix: (scores[0], scores[1]) for prefix, scores in ranked[:beam_width]}
+    return [(prefix, _log_add(*scores)) for prefix, scores in beams.items()]

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from plates.recognition.alphabet import LETTERS
@@ -33,3 +34,21 @@ def plate_format(text: str) -> str | None:
 
 def is_valid_plate(text: str) -> bool:
     return plate_format(text) is not None
+
+
+# The same formats as sequences of allowed characters, for checking a reading while it grows (beam search):
+# regex has no "could this still match" test. Each format ends in a 2-digit region or a 3-digit one.
+_CLASSES = {"L": LETTERS, "D": "0123456789", "T": "T", "R": "179"}
+_TEMPLATES = ("LDDDLL", "LLDDD", "LLDDDD", "LDDDD", "DDDDLL", "DDDTDDD")
+_SEQUENCES = tuple(
+    tuple(_CLASSES[c] for c in template + region) for template in _TEMPLATES for region in ("DD", "RDD")
+)
+
+
+@functools.lru_cache(maxsize=65536)
+def is_plate_prefix(text: str) -> bool:
+    """Whether some plate format starts with `text`."""
+    return any(
+        len(text) <= len(sequence) and all(c in allowed for c, allowed in zip(text, sequence))
+        for sequence in _SEQUENCES
+    )

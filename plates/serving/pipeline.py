@@ -13,8 +13,7 @@ import numpy as np
 import torch
 
 from plates.images import check_image_layout
-from plates.recognition.ctc import greedy_decode
-from plates.recognition.formats import is_valid_plate
+from plates.recognition.ctc import read_plates
 
 # infer(model_name, inputs by name, output names) -> outputs by name
 Infer = Callable[[str, Mapping[str, torch.Tensor], list[str]], dict[str, torch.Tensor]]
@@ -23,12 +22,14 @@ Infer = Callable[[str, Mapping[str, torch.Tensor], list[str]], dict[str, torch.T
 @dataclass(frozen=True)
 class Plates:
     boxes: np.ndarray  # [N, 4] float32
-    texts: list[str]  # "" where the reading is not a valid plate
+    texts: list[str]  # "" where the plate could not be read as a valid plate
     scores: np.ndarray  # [N] float32, detector confidence
+    text_scores: np.ndarray  # [N] float32, probability of the text under the recognizer, 0 where unread
 
     @classmethod
     def empty(cls) -> "Plates":
-        return cls(np.zeros((0, 4), np.float32), [], np.zeros((0,), np.float32))
+        nothing = np.zeros((0,), np.float32)
+        return cls(np.zeros((0, 4), np.float32), [], nothing, nothing)
 
 
 def in_batches(infer: Infer, model: str, batch: torch.Tensor, max_batch_size: int) -> torch.Tensor:
@@ -50,8 +51,10 @@ def recognize(image: torch.Tensor, infer: Infer, max_batch_size: int) -> Plates:
         return Plates.empty()
     straightened = in_batches(infer, "stn", crops, max_batch_size)
     logits = in_batches(infer, "lprnet", straightened, max_batch_size)
-    readings = greedy_decode(logits.cpu().numpy())
-    texts = [r.text if is_valid_plate(r.text) else "" for r in readings]
-    boxes = detected["output__1"].cpu().numpy().astype(np.float32)
-    scores = detected["output__2"].cpu().numpy().astype(np.float32)
-    return Plates(boxes, texts, scores)
+    readings = read_plates(logits.cpu().numpy())
+    return Plates(
+        boxes=detected["output__1"].cpu().numpy().astype(np.float32),
+        texts=[r.text for r in readings],
+        scores=detected["output__2"].cpu().numpy().astype(np.float32),
+        text_scores=np.array([r.confidence for r in readings], np.float32),
+    )

@@ -10,22 +10,26 @@ from plates.exceptions import PlatesError, ServerUnavailableError
 
 def test_plates_from_outputs_maps_empty_text_to_none():
     plates = plates_from_outputs(
-        np.array([[1, 2, 3, 4], [5, 6, 7, 8]], np.float32), np.array([b"B840CK197", b""]), np.array([0.9, 0.4])
+        np.array([[1, 2, 3, 4], [5, 6, 7, 8]], np.float32),
+        np.array([b"B840CK197", b""]),
+        np.array([0.9, 0.4]),
+        np.array([0.8, 0.0]),
     )
     assert [p.text for p in plates] == ["B840CK197", None]
     assert plates[0].box == [1.0, 2.0, 3.0, 4.0] and plates[1].score == pytest.approx(0.4)
+    assert plates[0].text_score == pytest.approx(0.8)
 
 
 def test_plates_from_outputs_rejects_disagreeing_lengths():
-    with pytest.raises(PlatesError, match="1 boxes, 0 texts and 1 scores"):
-        plates_from_outputs(np.zeros((1, 4)), np.array([]), np.array([0.5]))
+    with pytest.raises(PlatesError, match="1 boxes, 0 texts, 1 scores and 1 text scores"):
+        plates_from_outputs(np.zeros((1, 4)), np.array([]), np.array([0.5]), np.array([0.5]))
 
 
 def test_json_line_has_the_documented_fields():
-    plates = plates_from_outputs(np.array([[1, 2, 3, 4]]), np.array([b""]), np.array([0.5]))
+    plates = plates_from_outputs(np.array([[1, 2, 3, 4]]), np.array([b""]), np.array([0.5]), np.array([0.0]))
     assert json.loads(format_json("a.jpg", plates)) == {
         "image": "a.jpg",
-        "plates": [{"text": None, "box": [1.0, 2.0, 3.0, 4.0], "score": 0.5}],
+        "plates": [{"text": None, "box": [1.0, 2.0, 3.0, 4.0], "score": 0.5, "text_score": 0.0}],
     }
     assert "(unread)" in format_plain("a.jpg", plates)
 

@@ -2,15 +2,8 @@ import numpy as np
 import pytest
 
 from plates.recognition.alphabet import ALPHABET, BLANK, NUM_CLASSES
-from plates.recognition.ctc import collapse, greedy_decode
-
-
-def logits_for(path: list[int], frames: int = 18) -> np.ndarray:
-    """Logits whose best path is `path` padded with blanks to `frames`."""
-    path = path + [BLANK] * (frames - len(path))
-    logits = np.full((NUM_CLASSES, frames), -5.0, dtype=np.float32)
-    logits[path, np.arange(frames)] = 5.0
-    return logits
+from plates.recognition.ctc import log_softmax, prefix_beam_search, read_plates
+from plates.recognition.formats import is_plate_prefix
 
 
 def indices(text: str) -> list[int]:
@@ -23,28 +16,56 @@ def indices(text: str) -> list[int]:
     return path
 
 
-def test_collapse_merges_repeats_and_drops_blanks():
-    b, eight = ALPHABET.index("B"), ALPHABET.index("8")
-    path = np.array([b, b, BLANK, eight, eight, BLANK, BLANK, eight])
-    assert collapse(path) == "B88"
+def logits_for(path: list[int], frames: int = 18, sure: float = 5.0) -> np.ndarray:
+    """Logits whose best path is `path` padded with blanks to `frames`."""
+    path = path + [BLANK] * (frames - len(path))
+    logits = np.full((NUM_CLASSES, frames), -sure, dtype=np.float32)
+    logits[path, np.arange(frames)] = sure
+    return logits
 
 
-def test_greedy_decode_reads_a_plate_with_a_doubled_letter():
-    path = indices("B840CCK197")
-    assert path.count(BLANK) == 1
-    readings = greedy_decode(logits_for(path)[None])
-    assert readings[0].text == "B840CCK197"
-    assert readings[0].log_likelihood < 0
+def test_read_plates_reads_doubled_characters_separated_by_blanks():
+    [reading] = read_plates(logits_for(indices("X777AM777"))[None])
+    assert reading.text == "X777AM777"
+    assert 0.5 < reading.confidence <= 1.0
 
 
-def test_greedy_decode_gives_higher_likelihood_to_a_confident_path():
-    sure = logits_for(indices("A123BC77"))
-    unsure = sure * 0.2
-    a, b = greedy_decode(np.stack([sure, unsure]))
-    assert a.text == b.text == "A123BC77"
-    assert a.log_likelihood > b.log_likelihood
+def test_read_plates_drops_a_stray_character_that_breaks_the_format():
+    # Best path reads E677MC463 (region 463 does not exist); the runner-up at the stray frame is a blank.
+    logits = logits_for(indices("E677MC463"))
+    stray = indices("E677MC463").index(ALPHABET.index("4"), 6)
+    logits[BLANK, stray] = 4.0
+    [reading] = read_plates(logits[None])
+    assert reading.text == "E677MC63"
 
 
-def test_greedy_decode_rejects_wrong_class_count():
+def test_read_plates_gives_lower_confidence_to_an_uncertain_plate():
+    sure, unsure = read_plates(np.stack([logits_for(indices("A123BC77")), logits_for(indices("A123BC77"), sure=1.0)]))
+    assert sure.text == unsure.text == "A123BC77"
+    assert sure.confidence > unsure.confidence
+
+
+def test_read_plates_answers_empty_when_no_plate_fits():
+    [reading] = read_plates(logits_for(indices("1"))[None] * 0 + logits_for([BLANK] * 18)[None])
+    assert reading.text == "" and reading.confidence == 0.0
+
+
+def test_prefix_beam_search_sums_the_paths_of_a_labelling():
+    # Two frames, each 50/50 between "7" and blank: "7" is reached by 3 of the 4 paths.
+    log_probs = np.full((NUM_CLASSES, 2), -np.inf)
+    log_probs[[ALPHABET.index("7"), BLANK], :] = np.log(0.5)
+    results = dict(prefix_beam_search(log_probs, beam_width=5, allowed=lambda prefix: True))
+    assert np.exp(results["7"]) == pytest.approx(0.75)
+    assert np.exp(results[""]) == pytest.approx(0.25)
+
+
+def test_read_plates_rejects_wrong_class_count():
     with pytest.raises(ValueError, match=r"expected logits shaped \[N, 23, T\]"):
-        greedy_decode(np.zeros((1, 22, 18), np.float32))
+        read_plates(np.zeros((1, 22, 18), np.float32))
+
+
+def test_is_plate_prefix_follows_the_formats():
+    assert is_plate_prefix("") and is_plate_prefix("B840") and is_plate_prefix("B840CK19")
+    assert is_plate_prefix("B8400")  # police: A1234 77
+    assert not is_plate_prefix("B840C0") and not is_plate_prefix("8B") and not is_plate_prefix("B840CK1977")
+    assert log_softmax(np.zeros((2, 1)), 0)[0, 0] == pytest.approx(np.log(0.5))

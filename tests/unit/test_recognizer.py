@@ -8,7 +8,7 @@ from plates.export import load_network, trace_checked
 from plates.images import read_image
 from plates.nets import LPRNet, SpatialTransformer
 from plates.recognition.crops import prepare_crops
-from plates.recognition.ctc import greedy_decode
+from plates.recognition.ctc import read_plates
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def test_recognizer_reads_labelled_plates_from_their_boxes(samples, networks, ph
     with torch.no_grad():
         logits = lprnet(stn(crops))
     assert logits.shape == (1, 23, 18)
-    assert greedy_decode(logits.numpy())[0].text == text
+    assert read_plates(logits.numpy())[0].text == text
 
 
 def test_traced_networks_match_eager_for_any_batch_size(networks):
@@ -44,9 +44,11 @@ def test_traced_networks_match_eager_for_any_batch_size(networks):
 def test_lprnet_reads_a_plate_the_same_whatever_is_batched_with_it(networks):
     # Triton's dynamic batching joins requests: one plate's logits must not depend on the others.
     _, lprnet = networks
+    torch.manual_seed(0)
     plate = torch.randn(1, 3, 24, 94)
     others = torch.randn(3, 3, 24, 94) * 3
     with torch.no_grad():
         alone = lprnet(plate)
         batched = lprnet(torch.cat([plate, others]))[:1]
-    torch.testing.assert_close(alone, batched, atol=1e-5, rtol=1e-5)
+    # Batch-wide normalisation would move these logits by whole units; what is left is float rounding.
+    torch.testing.assert_close(alone, batched, atol=1e-4, rtol=1e-4)

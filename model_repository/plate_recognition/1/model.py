@@ -32,6 +32,7 @@ class TritonPythonModel:
         config.tensor("output", "coordinates", "TYPE_FP32", [-1, 4])
         config.tensor("output", "texts", "TYPE_STRING", [-1])
         config.tensor("output", "scores", "TYPE_FP32", [-1])
+        config.tensor("output", "text_scores", "TYPE_FP32", [-1])
         self.max_batch_size = config.parameter("recognizer_max_batch_size", positive_int)
         self.logger = pb_utils.Logger
 
@@ -47,6 +48,7 @@ class TritonPythonModel:
                     pb_utils.Tensor("coordinates", plates.boxes),
                     pb_utils.Tensor("texts", np.array([t.encode() for t in plates.texts], dtype=np.object_)),
                     pb_utils.Tensor("scores", plates.scores),
+                    pb_utils.Tensor("text_scores", plates.text_scores),
                 ]
             )
         except Exception as error:  # one response per request, always: an error is answered, not raised

