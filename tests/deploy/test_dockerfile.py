@@ -63,10 +63,10 @@ def test_requirements_come_from_the_lock_main_group(dockerfile):
 
 
 def test_image_pins_the_poetry_setup_sh_installs(dockerfile):
-    setup = (ROOT / "scripts" / "setup.sh").read_text()
-    local = re.search(r"POETRY_VERSION=([\d.]+)", setup).group(1)
+    local = re.search(r"POETRY_VERSION=([\d.]+)", (ROOT / "scripts" / "setup.sh").read_text())
+    assert local, "scripts/setup.sh no longer sets POETRY_VERSION"
     words = [w for c in dockerfile.run_commands(stage=0) for w in c]
-    assert f"poetry=={local}" in words
+    assert f"poetry=={local.group(1)}" in words, "the image exports the lock with another Poetry than setup.sh"
 
 
 @pytest.mark.skipif(shutil.which("poetry") is None, reason="poetry not on PATH")
@@ -90,8 +90,10 @@ def test_image_builds_the_repository_with_the_script_setup_sh_runs(dockerfile):
     workdir = dockerfile.workdir()
     script = next(w for w in command if w.endswith(CONVERT_SCRIPT))
     script = script if script.startswith("/") else f"{workdir}/{script}"
-    copied_to = [f"{workdir}/{dest.rstrip('/')}/" for sources, dest, _ in dockerfile.copies() if sources == [CONVERT_SCRIPT]]
-    assert [f"{d}{CONVERT_SCRIPT.rsplit('/', 1)[1]}" for d in copied_to] == [script]
+    name = CONVERT_SCRIPT.rsplit("/", 1)[1]
+    copies = dockerfile.copies()
+    copied = [f"{workdir}/{dest.rstrip('/')}/{name}" for srcs, dest, _ in copies if srcs == [CONVERT_SCRIPT]]
+    assert copied == [script]
     assert (ROOT / CONVERT_SCRIPT).is_file()
     setup = (ROOT / "scripts" / "setup.sh").read_text()
     assert re.search(rf"python3? [\"']?(?:\./)?{re.escape(CONVERT_SCRIPT)}\b", setup), (

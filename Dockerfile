@@ -1,0 +1,67 @@
+# syntax=docker/dockerfile:1
+# The serving image: Triton 2.51 (NGC 24.10) with the plates package and a model repository built from weights/.
+#   docker build -t plates:0.1.0 .                                     # models on the GPU (KIND_GPU)
+#   docker build --build-arg INSTANCE_KIND=cpu -t plates:0.1.0-cpu .   # the same image, models on the CPU
+# weights/ must hold stn.pth and lprnet.pth next to plate_detector.pt (see docs/deploy.md).
+
+# Stage 1 turns poetry.lock into a hashed requirements file and builds the package wheel, so the serving stage
+# installs exactly the locked versions without Poetry in it.
+FROM python:3.10-slim-bookworm AS lock
+# Export and build need no project environment: do not let Poetry create one.
+ENV POETRY_VIRTUALENVS_CREATE=false
+WORKDIR /src
+RUN pip install --no-cache-dir poetry==2.5.1 poetry-plugin-export==1.10.1
+COPY pyproject.toml poetry.lock README.md ./
+COPY plates/ plates/
+# --only main: nvidia-pytriton (group local) brings its own tritonserver and must not land here; nor dev tools.
+# poetry export fails if poetry.lock is stale against pyproject.toml, so the image cannot drift from the lock.
+RUN poetry export --only main --format requirements.txt --output requirements.txt \
+    && poetry build --format wheel --output dist
+
+FROM nvcr.io/nvidia/tritonserver:24.10-py3
+# gpu pins every model to KIND_GPU; cpu builds an image that serves without a GPU. Passed to the convert script.
+ARG INSTANCE_KIND=gpu
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1
+
+# opencv-python needs libGL and GLib, which the Triton image lacks. The 24.10 image is Ubuntu 22.04: libgl1 is
+# pinned exactly; libglib2.0-0 to its upstream version, since jammy-updates keeps only the latest security build.
+# The base image creates triton-server (UID 1000) without a home; Ultralytics and matplotlib want one.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libgl1=1.4.0-1 "libglib2.0-0=2.72.4-0ubuntu2.*" \
+    && rm -rf /var/lib/apt/lists/* \
+    && install -d -o 1000 -g 1000 /home/triton-server
+
+# Into the image's system python3 (3.10): the interpreter the Python backend stub embeds. pip checks every
+# package against the lock's hashes. Ubuntu's pip 22.0 predates the wheel metadata (2.4) poetry-core 2 writes.
+COPY --from=lock /src/requirements.txt /src/dist/ /tmp/plates/
+RUN python3 -m pip install --no-cache-dir pip==25.0.1 \
+    && python3 -m pip install --no-cache-dir --require-hashes -r /tmp/plates/requirements.txt \
+    && python3 -m pip install --no-cache-dir --no-deps /tmp/plates/plates-*.whl \
+    && rm -rf /tmp/plates
+
+# The committed configs and adapters, then the generated files from the same script `scripts/setup.sh` runs
+# locally. Weights are bind-mounted, not copied: the image keeps only what the script makes of them.
+WORKDIR /opt/plates
+COPY convert/build_model_repository.py convert/
+COPY model_repository/ model_repository/
+RUN --mount=type=bind,source=weights,target=/tmp/weights \
+    python3 convert/build_model_repository.py \
+        --weights-dir /tmp/weights \
+        --repository /opt/plates/model_repository \
+        --instance-kind "${INSTANCE_KIND}"
+
+# triton-server, made by the base image; numeric so Kubernetes can check runAsNonRoot.
+USER 1000:1000
+EXPOSE 8000 8001 8002
+# curl's own exit codes (7 when refused) would collide with Docker's reserved 2; health checks expect 0 or 1.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=180s --retries=3 \
+    CMD curl -fsS http://localhost:8000/v2/health/ready || exit 1
+# The base image's entrypoint (nvidia_entrypoint.sh) stays: it execs this command.
+# --strict-readiness: ready only once every model is. --exit-timeout-secs: how long SIGTERM waits for in-flight
+# requests; compose's stop_grace_period and the pod's terminationGracePeriodSeconds exceed it.
+CMD ["tritonserver", \
+     "--model-repository=/opt/plates/model_repository", \
+     "--strict-readiness=true", \
+     "--exit-timeout-secs=30", \
+     "--disable-auto-complete-config"]
