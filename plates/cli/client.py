@@ -1,4 +1,4 @@
-"""plates-client IMAGE [IMAGE ...] [--url localhost:8000] [--json]: print the plates of each photo."""
+"""plates-client IMAGE [IMAGE ...] [--url localhost:8000] [--json] [--draw DIR]: print the plates of each photo."""
 
 from __future__ import annotations
 
@@ -6,8 +6,12 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
+
+import cv2
 
 from plates.client import Plate, PlatesClient
+from plates.drawing import draw_plates
 from plates.exceptions import PlatesError, ServerUnavailableError
 from plates.images import read_image
 from plates.readiness import is_ready, normalize_url
@@ -40,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         help=f"Triton HTTP endpoint (env PLATES_URL; default {DEFAULT_URL})",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per line per image")
+    parser.add_argument("--draw", type=Path, metavar="DIR", help="also write each photo with its plates drawn to DIR")
     args = parser.parse_args(argv)
 
     if not is_ready(args.url):
@@ -49,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     with PlatesClient(args.url) as client:
         for path in args.images:
             try:
-                plates = client.recognize(read_image(path))
+                image = read_image(path)
+                plates = client.recognize(image)
             except ServerUnavailableError as error:
                 print(f"error: {error}", file=sys.stderr)
                 return error.exit_code
@@ -58,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
                 status = status or error.exit_code
                 continue
             print(format_json(path, plates) if args.json else format_plain(path, plates), flush=True)
+            if args.draw:
+                args.draw.mkdir(parents=True, exist_ok=True)
+                cv2.imwrite(str(args.draw / f"{Path(path).stem}.plates.jpg"), draw_plates(image, plates))
     return status
 
 

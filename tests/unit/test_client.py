@@ -38,3 +38,13 @@ def test_client_exits_non_zero_naming_the_url_when_no_server_answers(samples, ca
     status = main([str(samples / "car.jpg"), "--url", "localhost:9"])
     assert status == ServerUnavailableError.exit_code
     assert "no ready Triton server at http://localhost:9" in capsys.readouterr().err
+
+
+def test_draw_plates_marks_read_and_unread_boxes_without_touching_the_input():
+    from plates.client import Plate
+    from plates.drawing import READ, UNREAD, draw_plates
+
+    image = np.zeros((200, 300, 3), np.uint8)
+    drawn = draw_plates(image, [Plate("B840CK197", [20, 100, 120, 130], 0.9), Plate(None, [150, 100, 250, 130], 0.5)])
+    assert image.sum() == 0
+    assert tuple(drawn[130, 60]) == READ and tuple(drawn[130, 200]) == UNREAD
