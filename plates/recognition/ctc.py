@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -37,6 +37,22 @@ def read_plates(logits: np.ndarray, beam_width: int = DEFAULT_BEAM_WIDTH) -> lis
         valid = [(t, p) for t, p in prefix_beam_search(plate, beam_width, is_plate_prefix) if is_valid_plate(t)]
         readings.append(Reading(valid[0][0], float(np.exp(valid[0][1]))) if valid else Reading("", 0.0))
     return readings
+
+
+def vote(readings: Sequence[Reading], per_plate: int) -> list[Reading]:
+    """One reading per plate from `per_plate` readings of each (consecutive): the text with the most summed
+    confidence, with that sum spread over all the plate's readings as its confidence."""
+    if per_plate < 1 or len(readings) % per_plate:
+        raise ValueError(f"{len(readings)} readings do not split into groups of {per_plate}")
+    voted = []
+    for start in range(0, len(readings), per_plate):
+        totals: dict[str, float] = {}
+        for reading in readings[start : start + per_plate]:
+            if reading.text:
+                totals[reading.text] = totals.get(reading.text, 0.0) + reading.confidence
+        text = max(totals, key=totals.__getitem__) if totals else ""
+        voted.append(Reading(text, totals.get(text, 0.0) / per_plate))
+    return voted
 
 
 def _log_add(a: float, b: float) -> float:

@@ -61,6 +61,14 @@ def positive_int(text: str) -> int:
     return value
 
 
+def float_list(text: str) -> list[float]:
+    """Space-separated numbers, at least one."""
+    values = [float(v) for v in text.split()]
+    if not values:
+        raise ValueError("must list at least one number")
+    return values
+
+
 def unit_float(text: str) -> float:
     value = float(text)
     if not 0.0 <= value <= 1.0:

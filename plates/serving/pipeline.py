@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from plates.images import check_image_layout
-from plates.recognition.ctc import read_plates
+from plates.recognition.ctc import read_plates, vote
 
 # infer(model_name, inputs by name, output names) -> outputs by name
 Infer = Callable[[str, Mapping[str, torch.Tensor], list[str]], dict[str, torch.Tensor]]
@@ -46,14 +46,15 @@ def recognize(image: torch.Tensor, infer: Infer, max_batch_size: int) -> Plates:
     # image is the client's fault (INVALID_ARG).
     check_image_layout(tuple(image.shape), str(image.dtype).removeprefix("torch."), "input__0")
     detected = infer("yolo", {"input__0": image}, ["output__0", "output__1", "output__2"])
-    crops = detected["output__0"]
-    if crops.shape[0] == 0:
+    crops, boxes = detected["output__0"], detected["output__1"]
+    if boxes.shape[0] == 0:
         return Plates.empty()
     straightened = in_batches(infer, "stn", crops, max_batch_size)
     logits = in_batches(infer, "lprnet", straightened, max_batch_size)
-    readings = read_plates(logits.cpu().numpy())
+    # yolo cuts every plate the same number of ways (its crop variants), box by box.
+    readings = vote(read_plates(logits.cpu().numpy()), crops.shape[0] // boxes.shape[0])
     return Plates(
-        boxes=detected["output__1"].cpu().numpy().astype(np.float32),
+        boxes=boxes.cpu().numpy().astype(np.float32),
         texts=[r.text for r in readings],
         scores=detected["output__2"].cpu().numpy().astype(np.float32),
         text_scores=np.array([r.confidence for r in readings], np.float32),

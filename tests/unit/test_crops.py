@@ -1,11 +1,11 @@
 import numpy as np
 
-from plates.recognition.crops import CROP_HEIGHT, CROP_WIDTH, crop_box, prepare_crops
+from plates.recognition.crops import CROP_HEIGHT, CROP_WIDTH, CropVariant, crop_box, prepare_crops, variants
 
 
 def test_crop_box_pads_vertically_by_a_fifth_of_the_height():
     image = np.zeros((100, 200, 3), np.uint8)
-    crop = crop_box(image, np.array([50, 40, 150, 60]), vertical_pad=0.2)
+    crop = crop_box(image, np.array([50, 40, 150, 60]), CropVariant(vertical_pad=0.2))
     assert crop.shape[:2] == (28, 100)  # 20 px tall + 4 above + 4 below
 
 
@@ -27,3 +27,20 @@ def test_prepare_crops_gives_rgb_chw_scaled_to_unit_range():
 def test_prepare_crops_of_no_boxes_is_an_empty_batch():
     crops = prepare_crops(np.zeros((10, 10, 3), np.uint8), np.zeros((0, 4), np.float32))
     assert crops.shape == (0, 3, CROP_HEIGHT, CROP_WIDTH)
+
+
+def test_crop_box_widens_or_narrows_by_the_horizontal_margin():
+    image = np.zeros((100, 200, 3), np.uint8)
+    box = np.array([50, 40, 150, 60])
+    assert crop_box(image, box, CropVariant(0.0, 0.1)).shape[:2] == (20, 120)
+    assert crop_box(image, box, CropVariant(0.0, -0.1)).shape[:2] == (20, 80)
+
+
+def test_prepare_crops_cuts_every_variant_of_a_box_before_the_next_box():
+    image = np.zeros((100, 200, 3), np.uint8)
+    image[:, 100:] = 255
+    cuts = variants((0.2,), (0.0, 0.5))
+    crops = prepare_crops(image, np.array([[20, 40, 60, 60], [120, 40, 160, 60]], np.float32), cuts)
+    assert crops.shape == (4, 3, CROP_HEIGHT, CROP_WIDTH)
+    # box 0 is black; its wide cut reaches nothing white (20..60 +- 20); box 1 is white
+    assert crops[0].max() < 0 and crops[1].max() < 0 and crops[2].min() > 0 and crops[3].min() > 0

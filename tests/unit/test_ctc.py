@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from plates.recognition.alphabet import ALPHABET, BLANK, NUM_CLASSES
-from plates.recognition.ctc import log_softmax, prefix_beam_search, read_plates
+from plates.recognition.ctc import Reading, log_softmax, prefix_beam_search, read_plates, vote
 from plates.recognition.formats import is_plate_prefix
 
 
@@ -69,3 +69,17 @@ def test_is_plate_prefix_follows_the_formats():
     assert is_plate_prefix("B8400")  # police: A1234 77
     assert not is_plate_prefix("B840C0") and not is_plate_prefix("8B") and not is_plate_prefix("B840CK1977")
     assert log_softmax(np.zeros((2, 1)), 0)[0, 0] == pytest.approx(np.log(0.5))
+
+
+def test_vote_keeps_the_text_the_cuts_agree_on():
+    readings = [Reading("B840OK197", 0.6), Reading("B840CK197", 0.5), Reading("B840CK197", 0.4)]
+    readings += [Reading("", 0.0), Reading("", 0.0), Reading("A123BC77", 0.3)]
+    first, second = vote(readings, per_plate=3)
+    assert first.text == "B840CK197" and first.confidence == pytest.approx(0.3)
+    assert second.text == "A123BC77" and second.confidence == pytest.approx(0.1)
+
+
+def test_vote_of_unread_cuts_is_unread_and_groups_must_divide():
+    assert vote([Reading("", 0.0)] * 2, per_plate=2) == [Reading("", 0.0)]
+    with pytest.raises(ValueError, match="5 readings do not split into groups of 2"):
+        vote([Reading("", 0.0)] * 5, per_plate=2)

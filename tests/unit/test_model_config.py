@@ -3,7 +3,7 @@ import json
 import pytest
 
 from plates.exceptions import ModelConfigError
-from plates.serving.model_config import ModelConfig, positive_int, unit_float
+from plates.serving.model_config import ModelConfig, float_list, positive_int, unit_float
 
 CONFIG = {
     "name": "yolo",
@@ -35,3 +35,9 @@ def test_tensor_accepts_matching_and_names_mismatches():
         config.tensor("input", "input__0", "TYPE_UINT8", [3, -1, -1])
     with pytest.raises(ModelConfigError, match=r"output 'output__0' is missing"):
         config.tensor("output", "output__0", "TYPE_FP32", [-1])
+
+
+def test_float_list_reads_space_separated_numbers_and_refuses_none():
+    assert float_list("0.1 0.2  0.3") == [0.1, 0.2, 0.3]
+    with pytest.raises(ValueError, match="at least one"):
+        float_list("  ")

@@ -68,3 +68,19 @@ def test_recognize_lets_a_sub_model_error_through():
 
     with pytest.raises(SubModelError, match="model 'yolo' failed: out of memory"):
         recognize(torch.zeros(10, 10, 3, dtype=torch.uint8), failing, max_batch_size=32)
+
+
+def test_recognize_votes_over_the_cuts_of_each_plate():
+    class ThreeCuts(FakeModels):
+        def __call__(self, model, inputs, outputs):
+            answer = super().__call__(model, inputs, outputs)
+            if model == "yolo":  # two boxes, three crops each
+                answer["output__0"] = torch.zeros(6, 3, 24, 94)
+                answer["output__1"] = answer["output__1"][:2]
+                answer["output__2"] = answer["output__2"][:2]
+            return answer
+
+    models = ThreeCuts(["B840OK197", "B840CK197", "B840CK197", "A123BC78", "", "A123BC78"])
+    plates = recognize(torch.zeros(10, 10, 3, dtype=torch.uint8), models, max_batch_size=32)
+    assert plates.texts == ["B840CK197", "A123BC78"]
+    assert plates.text_scores.shape == (2,) and plates.boxes.shape == (2, 4)

@@ -8,8 +8,8 @@ import triton_python_backend_utils as pb_utils
 
 from plates.detection import DetectorSettings, PlateDetector
 from plates.images import check_image
-from plates.recognition.crops import prepare_crops
-from plates.serving.model_config import ModelConfig, positive_int, unit_float
+from plates.recognition.crops import prepare_crops, variants
+from plates.serving.model_config import ModelConfig, float_list, positive_int, unit_float
 from plates.serving.triton_adapter import error_response, to_torch, to_triton
 
 
@@ -29,7 +29,9 @@ class TritonPythonModel:
             iou=config.parameter("iou", unit_float),
             max_det=config.parameter("max_det", positive_int),
         )
-        self.crop_pad = config.parameter("crop_vertical_pad", float)
+        self.crop_variants = variants(
+            config.parameter("crop_vertical_pads", float_list), config.parameter("crop_horizontal_margins", float_list)
+        )
         gpu = args["model_instance_kind"] == "GPU"
         self.device = torch.device(f"cuda:{args['model_instance_device_id']}" if gpu else "cpu")
         self.detector = PlateDetector(weights, device=str(self.device), settings=settings)
@@ -43,7 +45,7 @@ class TritonPythonModel:
             image = to_torch(pb_utils.get_input_tensor_by_name(request, "input__0"))
             image = check_image(image.cpu().numpy(), what="input__0")
             detections = self.detector.detect(image)
-            crops = torch.from_numpy(prepare_crops(image, detections.boxes, self.crop_pad)).to(self.device)
+            crops = torch.from_numpy(prepare_crops(image, detections.boxes, self.crop_variants)).to(self.device)
             outputs = [
                 to_triton(pb_utils, "output__0", crops),
                 to_triton(pb_utils, "output__1", torch.from_numpy(detections.boxes).to(self.device)),
