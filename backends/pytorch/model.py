@@ -14,7 +14,7 @@ import torch
 import triton_python_backend_utils as pb_utils
 
 from plates.serving.model_config import ModelConfig
-from plates.serving.triton_adapter import error_response, to_torch, to_triton
+from plates.serving.triton_adapter import error_response, instance_device, to_torch, to_triton
 
 
 class TritonPythonModel:
@@ -25,8 +25,7 @@ class TritonPythonModel:
         self.outputs = [entry["name"] for entry in config.raw["output"]]
         filename = config.raw.get("default_model_filename") or "model.pt"
         path = Path(args["model_repository"]) / args["model_version"] / filename
-        gpu = args["model_instance_kind"] == "GPU"
-        self.device = torch.device(f"cuda:{args['model_instance_device_id']}" if gpu else "cpu")
+        self.device = instance_device(args)
         self.model = torch.jit.load(str(path), map_location=self.device).eval()
 
     def execute(self, requests):

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import torch
 from torch.utils import dlpack
@@ -41,6 +41,25 @@ def to_triton(pb_utils: Any, name: str, tensor: torch.Tensor) -> Any:
 def triton_code(pb_utils: Any, error: BaseException) -> Any:
     name = error.triton_code if isinstance(error, PlatesError) else "INTERNAL"
     return getattr(pb_utils.TritonError, name)
+
+
+def instance_device(args: dict[str, str]) -> torch.device:
+    """The device of the model instance `initialize` was called for."""
+    if args["model_instance_kind"] == "GPU":
+        return torch.device(f"cuda:{args['model_instance_device_id']}")
+    return torch.device("cpu")
+
+
+def answer_each(pb_utils: Any, model: str, requests: list[Any], outputs_of: Callable[[Any], list[Any]]) -> list[Any]:
+    """One response per request, in order: `outputs_of(request)`'s tensors, or an error response if it raised."""
+    responses = []
+    for request in requests:
+        try:
+            responses.append(pb_utils.InferenceResponse(output_tensors=outputs_of(request)))
+        except Exception as error:  # an error is answered, never raised: the other requests still get theirs
+            pb_utils.Logger.log_error(f"{model}: {type(error).__name__}: {error}")
+            responses.append(error_response(pb_utils, model, error))
+    return responses
 
 
 def error_response(pb_utils: Any, model: str, error: BaseException) -> Any:

@@ -8,7 +8,7 @@ import triton_python_backend_utils as pb_utils
 from plates.exceptions import SubModelError
 from plates.serving.model_config import ModelConfig, positive_int
 from plates.serving.pipeline import recognize
-from plates.serving.triton_adapter import error_response, to_torch, to_triton
+from plates.serving.triton_adapter import answer_each, to_torch, to_triton
 
 
 def infer(model, inputs, outputs):
@@ -34,23 +34,16 @@ class TritonPythonModel:
         config.tensor("output", "scores", "TYPE_FP32", [-1])
         config.tensor("output", "text_scores", "TYPE_FP32", [-1])
         self.max_batch_size = config.parameter("recognizer_max_batch_size", positive_int)
-        self.logger = pb_utils.Logger
 
     def execute(self, requests):
-        return [self._answer(request) for request in requests]
+        return answer_each(pb_utils, "plate_recognition", requests, self._outputs)
 
-    def _answer(self, request):
-        try:
-            image = to_torch(pb_utils.get_input_tensor_by_name(request, "input__0"))
-            plates = recognize(image, infer, self.max_batch_size)
-            return pb_utils.InferenceResponse(
-                output_tensors=[
-                    pb_utils.Tensor("coordinates", plates.boxes),
-                    pb_utils.Tensor("texts", np.array([t.encode() for t in plates.texts], dtype=np.object_)),
-                    pb_utils.Tensor("scores", plates.scores),
-                    pb_utils.Tensor("text_scores", plates.text_scores),
-                ]
-            )
-        except Exception as error:  # one response per request, always: an error is answered, not raised
-            self.logger.log_error(f"plate_recognition: {type(error).__name__}: {error}")
-            return error_response(pb_utils, "plate_recognition", error)
+    def _outputs(self, request):
+        image = to_torch(pb_utils.get_input_tensor_by_name(request, "input__0"))
+        plates = recognize(image, infer, self.max_batch_size)
+        return [
+            pb_utils.Tensor("coordinates", plates.boxes),
+            pb_utils.Tensor("texts", np.array([t.encode() for t in plates.texts], dtype=np.object_)),
+            pb_utils.Tensor("scores", plates.scores),
+            pb_utils.Tensor("text_scores", plates.text_scores),
+        ]

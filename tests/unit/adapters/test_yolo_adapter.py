@@ -1,0 +1,63 @@
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from plates.weights import find_weights
+
+from .conftest import REPOSITORY, config_json
+
+
+class Request:
+    def __init__(self, inputs):
+        self.inputs = inputs
+
+
+@pytest.fixture(scope="module")
+def yolo_repository(tmp_path_factory):
+    """A copy of the yolo model folder with the project's detector in it."""
+    folder = tmp_path_factory.mktemp("yolo")
+    (folder / "1").mkdir()
+    shutil.copyfile(find_weights("plate_detector.pt"), folder / "1" / "plate_detector.pt")
+    return folder
+
+
+def load_yolo(load_adapter, folder, config=None):
+    config_path = REPOSITORY / "yolo" / "config.pbtxt"
+    return load_adapter(REPOSITORY / "yolo" / "1" / "model.py", config_path, folder, config_override=config)
+
+
+def outputs_of(response):
+    return {t.name(): t.numpy() for t in response.output_tensors}
+
+
+def test_yolo_answers_crops_boxes_and_scores_that_agree(load_adapter, pb_utils, yolo_repository, samples):
+    import cv2
+
+    model = load_yolo(load_adapter, yolo_repository)
+    photos = [cv2.imread(str(samples / name)) for name in ("car.jpg", "cat.jpeg")]
+    responses = model.execute([Request([pb_utils.Tensor("input__0", photo)]) for photo in photos])
+    car, cat = (outputs_of(r) for r in responses)
+    assert len(car["output__1"]) >= 1 and len(cat["output__1"]) == 0
+    for outputs in (car, cat):
+        boxes = len(outputs["output__1"])
+        assert outputs["output__0"].shape == (9 * boxes, 3, 24, 94)  # 3 pads x 3 margins per plate
+        assert outputs["output__2"].shape == (boxes,)
+
+
+def test_yolo_rejects_a_bad_image_as_invalid_arg_and_answers_the_rest(load_adapter, pb_utils, yolo_repository):
+    model = load_yolo(load_adapter, yolo_repository)
+    bad = Request([pb_utils.Tensor("input__0", np.zeros((10, 10, 3), np.float32))])
+    good = Request([pb_utils.Tensor("input__0", np.zeros((10, 10, 3), np.uint8))])
+    bad_response, good_response = model.execute([bad, good])
+    assert bad_response.error().code() == pb_utils.TritonError.INVALID_ARG
+    assert "yolo: input__0 must be UINT8, got float32" in bad_response.error().message()
+    assert not good_response.has_error()
+
+
+def test_yolo_refuses_a_config_with_an_invalid_threshold(load_adapter, yolo_repository):
+    config = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))
+    config["parameters"]["conf"] = {"string_value": "high"}
+    with pytest.raises(Exception, match=r"model 'yolo': parameter 'conf' = 'high' is not a valid unit_float"):
+        load_yolo(load_adapter, yolo_repository, json.dumps(config))
