@@ -1,6 +1,15 @@
 import numpy as np
 
-from plates.recognition.crops import CROP_HEIGHT, CROP_WIDTH, CropVariant, crop_box, prepare_crops, variants
+from plates.recognition.crops import (
+    CROP_HEIGHT,
+    CROP_WIDTH,
+    REFERENCE_FRAME,
+    CropVariant,
+    crop_box,
+    prepare_crops,
+    to_reference_frame,
+    variants,
+)
 
 
 def test_crop_box_pads_vertically_by_a_fifth_of_the_height():
@@ -44,3 +53,23 @@ def test_prepare_crops_cuts_every_variant_of_a_box_before_the_next_box():
     assert crops.shape == (4, 3, CROP_HEIGHT, CROP_WIDTH)
     # box 0 is black; its wide cut reaches nothing white (20..60 +- 20); box 1 is white
     assert crops[0].max() < 0 and crops[1].max() < 0 and crops[2].min() > 0 and crops[3].min() > 0
+
+
+def _edge_photo(width: int, height: int) -> np.ndarray:
+    image = np.full((height, width, 3), 60, np.uint8)
+    image[:, width // 2 :] = 200
+    return image
+
+
+def test_reference_frame_maps_boxes_with_the_photo():
+    frame, boxes = to_reference_frame(_edge_photo(960, 540), np.array([[10, 20, 30, 40]], np.float32))
+    assert frame.shape[:2] == (REFERENCE_FRAME[1], REFERENCE_FRAME[0])
+    np.testing.assert_allclose(boxes, [[20, 40, 60, 80]])
+
+
+def test_reference_frame_sharpens_a_photo_enlarged_twice_or_more_and_only_that():
+    # Unsharp masking overshoots at an edge: darker than the dark side, brighter than the bright side.
+    enlarged, _ = to_reference_frame(_edge_photo(960, 540), np.zeros((0, 4), np.float32))
+    assert enlarged.min() < 60 and enlarged.max() > 200
+    mildly_enlarged, _ = to_reference_frame(_edge_photo(1600, 900), np.zeros((0, 4), np.float32))
+    assert mildly_enlarged.min() >= 60 and mildly_enlarged.max() <= 200

@@ -7,8 +7,8 @@ import torch
 from plates.export import load_network, trace_checked
 from plates.images import read_image
 from plates.nets import LPRNet, SpatialTransformer
-from plates.recognition.crops import prepare_crops
-from plates.recognition.ctc import read_plates
+from plates.recognition.crops import DEFAULT_VARIANTS, prepare_crops
+from plates.recognition.ctc import read_plates, vote
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +31,17 @@ def test_recognizer_reads_labelled_plates_from_their_boxes(samples, networks, ph
         logits = lprnet(stn(crops))
     assert logits.shape == (1, 23, 18)
     assert read_plates(logits.numpy())[0].text == text
+
+
+def test_recognizer_reads_the_sample_car_from_its_reference_box(samples, networks):
+    # The plate is 38 px wide in a 780x439 photo: it reads B840OK197 unless the enlarged frame is sharpened.
+    stn, lprnet = networks
+    crops = torch.from_numpy(
+        prepare_crops(read_image(samples / "car.jpg"), np.array([[94, 331, 132, 342]]), DEFAULT_VARIANTS)
+    )
+    with torch.no_grad():
+        logits = lprnet(stn(crops))
+    assert vote(read_plates(logits.numpy()), len(DEFAULT_VARIANTS))[0].text == "B840CK197"
 
 
 def test_traced_networks_match_eager_for_any_batch_size(networks):
