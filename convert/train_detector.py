@@ -2,17 +2,19 @@
 
 Offline by design: the model is built from its yaml (no pretrained download) and nothing is fetched.
 Sized for a 2-core CPU: YOLO11n at 480 px runs at about 3 images/s there, so 30 epochs of the 436
-training photos take about 85 minutes. Re-running with the same run name resumes from `last.pt`.
+training photos take about 90 minutes. A second run started from the first one's weights (`--init`)
+trains further within another background run. Re-running with the same run name resumes from `last.pt`.
 
     python convert/train_detector.py --data ../shared/data/detect --out runs/detector
-    cp runs/detector/train/weights/best.pt weights/plate_detector.pt
+    python convert/train_detector.py --data ../shared/data/detect --out runs/detector \
+        --init runs/detector/train/weights/best.pt --name finetune --epochs 25
+    cp runs/detector/finetune/weights/best.pt weights/plate_detector.pt
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 from pathlib import Path
 
 import yaml
@@ -34,6 +36,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("runs/detector"), help="where runs are written")
     parser.add_argument("--name", default="train", help="run name; an existing run resumes from its last.pt")
     parser.add_argument("--model", default="yolo11n.yaml", help="architecture yaml, trained from scratch")
+    parser.add_argument("--init", type=Path, help="start from these weights (a previous run's best.pt) instead")
     parser.add_argument("--imgsz", type=int, default=480)
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--batch", type=int, default=16)
@@ -46,25 +49,27 @@ def main() -> None:
     if last.exists():
         YOLO(str(last)).train(resume=True)
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        data = dataset_yaml(args.data, Path(tmp) / "data.yaml")
-        YOLO(args.model).train(
-            data=str(data),
-            imgsz=args.imgsz,
-            epochs=args.epochs,
-            batch=args.batch,
-            seed=args.seed,
-            deterministic=True,
-            pretrained=False,
-            amp=False,  # AMP is a CUDA feature; on CPU it only adds a check that downloads weights
-            plots=False,
-            cache="ram",
-            workers=2,
-            device="cpu",
-            project=str(args.out.resolve()),
-            name=args.name,
-            exist_ok=True,
-        )
+    # Kept beside the run, not in a temporary folder: resuming reads the data set from the same path.
+    run_dir = args.out / args.name
+    run_dir.mkdir(parents=True, exist_ok=True)
+    data = dataset_yaml(args.data, run_dir / "data.yaml")
+    YOLO(str(args.init) if args.init else args.model).train(
+        data=str(data),
+        imgsz=args.imgsz,
+        epochs=args.epochs,
+        batch=args.batch,
+        seed=args.seed,
+        deterministic=True,
+        pretrained=bool(args.init),
+        amp=False,  # AMP is a CUDA feature; on CPU it only adds a check that downloads weights
+        plots=False,
+        cache="ram",
+        workers=2,
+        device="cpu",
+        project=str(args.out.resolve()),
+        name=args.name,
+        exist_ok=True,
+    )
 
 
 if __name__ == "__main__":
