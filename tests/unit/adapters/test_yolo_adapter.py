@@ -4,6 +4,8 @@ import shutil
 import numpy as np
 import pytest
 
+from plates.recognition.crops import DEFAULT_VARIANTS, variants
+from plates.serving.model_config import float_list
 from plates.weights import find_weights
 
 from .conftest import REPOSITORY, config_json
@@ -42,8 +44,17 @@ def test_yolo_answers_crops_boxes_and_scores_that_agree(load_adapter, pb_utils, 
     assert len(car["output__1"]) >= 1 and len(cat["output__1"]) == 0
     for outputs in (car, cat):
         boxes = len(outputs["output__1"])
-        assert outputs["output__0"].shape == (9 * boxes, 3, 24, 94)  # 3 pads x 3 margins per plate
+        assert outputs["output__0"].shape == (len(DEFAULT_VARIANTS) * boxes, 3, 24, 94)
         assert outputs["output__2"].shape == (boxes,)
+
+
+def test_served_crop_variants_are_the_measured_defaults():
+    # The accuracy figures in crops.py and the README are measured with DEFAULT_VARIANTS.
+    parameters = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))["parameters"]
+    pads, margins = (
+        float_list(parameters[key]["string_value"]) for key in ("crop_vertical_pads", "crop_horizontal_margins")
+    )
+    assert variants(pads, margins) == DEFAULT_VARIANTS
 
 
 def test_yolo_rejects_a_bad_image_as_invalid_arg_and_answers_the_rest(load_adapter, pb_utils, yolo_repository):
