@@ -39,7 +39,7 @@ WEIGHT_FILES = {
         ),
         WeightFile(
             "plate_detector.pt",
-            "674a6ab36da5afde595eaad35050b3212186b48c214a25f95603664fbf430b40",
+            "5a707f7de1448bf5664e11012d37723ffa8e465bd570cfd7e898548c2d3f011c",
             "this repository's weights/ (train it again with convert/train_detector.py)",
         ),
     )

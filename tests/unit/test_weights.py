@@ -1,7 +1,7 @@
 import pytest
 
 from plates.exceptions import WeightsError
-from plates.weights import WEIGHT_FILES, find_weights, search_path
+from plates.weights import PROJECT_ROOT, WEIGHT_FILES, find_weights, search_path
 
 
 def test_search_path_puts_the_environment_first(monkeypatch, tmp_path):
@@ -29,3 +29,9 @@ def test_find_weights_rejects_a_file_with_the_wrong_checksum(tmp_path):
 def test_find_weights_accepts_the_shared_checkpoints(samples):
     shared_weights = samples.parent.parent / "weights"
     assert find_weights("stn.pth", shared_weights) == shared_weights / "stn.pth"
+
+
+def test_weights_readme_gives_every_recorded_checksum():
+    readme = (PROJECT_ROOT / "weights" / "README.md").read_text()
+    for weight in WEIGHT_FILES.values():
+        assert weight.sha256 in readme, weight.name
