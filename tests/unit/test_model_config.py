@@ -3,7 +3,14 @@ import json
 import pytest
 
 from plates.exceptions import ModelConfigError
-from plates.serving.model_config import ModelConfig, float_list, positive_int, unit_float
+from plates.serving.model_config import (
+    ModelConfig,
+    float_list,
+    positive_int,
+    positive_int_list,
+    unit_float,
+    unit_float_list,
+)
 
 CONFIG = {
     "name": "yolo",
@@ -41,3 +48,11 @@ def test_float_list_reads_space_separated_numbers_and_refuses_none():
     assert float_list("0.1 0.2  0.3") == [0.1, 0.2, 0.3]
     with pytest.raises(ValueError, match="at least one"):
         float_list("  ")
+
+
+def test_int_and_unit_lists_check_every_value():
+    assert positive_int_list("480 800") == [480, 800]
+    assert unit_float_list("0.2 0.5") == [0.2, 0.5]
+    for convert, text in ((positive_int_list, "480 0"), (unit_float_list, "0.2 1.5"), (positive_int_list, " ")):
+        with pytest.raises(ValueError):
+            convert(text)

@@ -9,7 +9,15 @@ import triton_python_backend_utils as pb_utils
 from plates.detection import DetectorSettings, PlateDetector
 from plates.images import check_image
 from plates.recognition.crops import prepare_crops, variants
-from plates.serving.model_config import ModelConfig, float_list, positive_int, unit_float
+from plates.exceptions import ModelConfigError
+from plates.serving.model_config import (
+    ModelConfig,
+    float_list,
+    positive_int,
+    positive_int_list,
+    unit_float,
+    unit_float_list,
+)
 from plates.serving.triton_adapter import answer_each, instance_device, to_torch, to_triton
 
 
@@ -23,9 +31,13 @@ class TritonPythonModel:
         weights = Path(args["model_repository"]) / args["model_version"] / config.parameter("weights", str)
         if not weights.is_file():
             raise FileNotFoundError(f"model 'yolo': weights {weights} not found; run convert/build_model_repository.py")
+        imgsz = config.parameter("imgsz", positive_int_list)
+        conf = config.parameter("conf", unit_float_list)
+        if len(imgsz) != len(conf):
+            raise ModelConfigError(f"model 'yolo': parameter 'conf' needs one value per 'imgsz' ({imgsz}), has {conf}")
         settings = DetectorSettings(
-            imgsz=config.parameter("imgsz", positive_int),
-            conf=config.parameter("conf", unit_float),
+            imgsz=tuple(imgsz),
+            conf=tuple(conf),
             iou=config.parameter("iou", unit_float),
             max_det=config.parameter("max_det", positive_int),
         )

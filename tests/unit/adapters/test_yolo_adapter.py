@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from plates.recognition.crops import DEFAULT_VARIANTS, variants
-from plates.serving.model_config import float_list
+from plates.detection import DetectorSettings
+from plates.serving.model_config import float_list, positive_int_list, unit_float_list
 from plates.weights import find_weights
 
 from .conftest import REPOSITORY, config_json
@@ -57,6 +58,22 @@ def test_served_crop_variants_are_the_measured_defaults():
     assert variants(pads, margins) == DEFAULT_VARIANTS
 
 
+def test_served_detector_settings_are_the_measured_defaults():
+    # The detection figures in plates.detection and the README are measured with DetectorSettings' defaults.
+    parameters = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))["parameters"]
+    defaults = DetectorSettings()
+    assert tuple(positive_int_list(parameters["imgsz"]["string_value"])) == defaults.imgsz
+    assert tuple(unit_float_list(parameters["conf"]["string_value"])) == defaults.conf
+
+
+def test_yolo_refuses_a_config_with_a_threshold_per_size_missing(load_adapter, yolo_repository):
+    config = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))
+    config["parameters"]["imgsz"] = {"string_value": "480 640 800"}
+    config["parameters"]["conf"] = {"string_value": "0.2 0.5"}
+    with pytest.raises(Exception, match=r"model 'yolo': parameter 'conf' needs one value per 'imgsz'"):
+        load_yolo(load_adapter, yolo_repository, json.dumps(config))
+
+
 def test_yolo_rejects_a_bad_image_as_invalid_arg_and_answers_the_rest(load_adapter, pb_utils, yolo_repository):
     model = load_yolo(load_adapter, yolo_repository)
     bad = Request([pb_utils.Tensor("input__0", np.zeros((10, 10, 3), np.float32))])
@@ -70,5 +87,5 @@ def test_yolo_rejects_a_bad_image_as_invalid_arg_and_answers_the_rest(load_adapt
 def test_yolo_refuses_a_config_with_an_invalid_threshold(load_adapter, yolo_repository):
     config = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))
     config["parameters"]["conf"] = {"string_value": "high"}
-    with pytest.raises(Exception, match=r"model 'yolo': parameter 'conf' = 'high' is not a valid unit_float"):
+    with pytest.raises(Exception, match=r"model 'yolo': parameter 'conf' = 'high' is not a valid unit_float_list"):
         load_yolo(load_adapter, yolo_repository, json.dumps(config))
