@@ -14,6 +14,10 @@ from plates.images import read_image
 READ_RIGHT = [
     ("detect/images/val/ds_139.jpg", "H001XT177"),
     ("detect/images/val/ds_206.jpg", "X777AM777"),
+    ("detect/images/val/ds_022.jpg", "M100MM77"),
+    ("detect/images/val/ds_054.jpg", "B001OP64"),
+    ("detect/images/val/ds_086.jpg", "A876BC83"),
+    ("detect/images/val/ds_117.jpg", "Y420AX78"),
 ]
 
 
