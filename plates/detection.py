@@ -34,7 +34,7 @@ class DetectorSettings:
 
     def __post_init__(self) -> None:
         if not self.imgsz or len(self.imgsz) != len(self.conf):
-            raise ValueError(f"one confidence per inference size: imgsz {self.imgsz}, conf {self.conf}")
+            raise ValueError(f"parameter 'conf' needs one value per 'imgsz': imgsz {self.imgsz}, conf {self.conf}")
 
 
 @dataclass(frozen=True)

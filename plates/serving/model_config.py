@@ -63,23 +63,21 @@ def positive_int(text: str) -> int:
 
 def positive_int_list(text: str) -> list[int]:
     """Space-separated positive integers, at least one."""
-    values = [positive_int(v) for v in text.split()]
-    if not values:
-        raise ValueError("must list at least one number")
-    return values
+    return _each(positive_int, text)
 
 
 def unit_float_list(text: str) -> list[float]:
     """Space-separated numbers between 0 and 1, at least one."""
-    values = [unit_float(v) for v in text.split()]
-    if not values:
-        raise ValueError("must list at least one number")
-    return values
+    return _each(unit_float, text)
 
 
 def float_list(text: str) -> list[float]:
     """Space-separated numbers, at least one."""
-    values = [float(v) for v in text.split()]
+    return _each(float, text)
+
+
+def _each(convert: Callable[[str], T], text: str) -> list[T]:
+    values = [convert(v) for v in text.split()]
     if not values:
         raise ValueError("must list at least one number")
     return values

@@ -18,7 +18,7 @@ def test_merge_of_empty_passes_is_empty():
 
 
 def test_settings_need_one_threshold_per_size():
-    with pytest.raises(ValueError, match="one confidence per inference size"):
+    with pytest.raises(ValueError, match="'conf' needs one value per 'imgsz'"):
         DetectorSettings(imgsz=(480, 800), conf=(0.2,))
 
 

@@ -7,9 +7,9 @@ import torch
 import triton_python_backend_utils as pb_utils
 
 from plates.detection import DetectorSettings, PlateDetector
+from plates.exceptions import ModelConfigError
 from plates.images import check_image
 from plates.recognition.crops import prepare_crops, variants
-from plates.exceptions import ModelConfigError
 from plates.serving.model_config import (
     ModelConfig,
     float_list,
@@ -31,16 +31,15 @@ class TritonPythonModel:
         weights = Path(args["model_repository"]) / args["model_version"] / config.parameter("weights", str)
         if not weights.is_file():
             raise FileNotFoundError(f"model 'yolo': weights {weights} not found; run convert/build_model_repository.py")
-        imgsz = config.parameter("imgsz", positive_int_list)
-        conf = config.parameter("conf", unit_float_list)
-        if len(imgsz) != len(conf):
-            raise ModelConfigError(f"model 'yolo': parameter 'conf' needs one value per 'imgsz' ({imgsz}), has {conf}")
-        settings = DetectorSettings(
-            imgsz=tuple(imgsz),
-            conf=tuple(conf),
-            iou=config.parameter("iou", unit_float),
-            max_det=config.parameter("max_det", positive_int),
-        )
+        try:
+            settings = DetectorSettings(
+                imgsz=tuple(config.parameter("imgsz", positive_int_list)),
+                conf=tuple(config.parameter("conf", unit_float_list)),
+                iou=config.parameter("iou", unit_float),
+                max_det=config.parameter("max_det", positive_int),
+            )
+        except ValueError as error:
+            raise ModelConfigError(f"model 'yolo': {error}") from error
         self.crop_variants = variants(
             config.parameter("crop_vertical_pads", float_list), config.parameter("crop_horizontal_margins", float_list)
         )
