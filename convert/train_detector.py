@@ -7,7 +7,7 @@ trains further within another background run. Re-running with the same run name 
 
     python convert/train_detector.py --data ../shared/data/detect --out runs/detector
     python convert/train_detector.py --data ../shared/data/detect --out runs/detector \
-        --init runs/detector/train/weights/best.pt --name finetune --epochs 25
+        --init runs/detector/train/weights/best.pt --name finetune --epochs 20
     cp runs/detector/finetune/weights/best.pt weights/plate_detector.pt
 """
 

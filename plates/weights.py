@@ -39,7 +39,7 @@ WEIGHT_FILES = {
         ),
         WeightFile(
             "plate_detector.pt",
-            "5a707f7de1448bf5664e11012d37723ffa8e465bd570cfd7e898548c2d3f011c",
+            "623879dd896b0ec9cc0c7f3a550c1e2988f35aeca638749b0c63d03ffc0530c2",
             "this repository's weights/ (train it again with convert/train_detector.py)",
         ),
     )
