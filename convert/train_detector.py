@@ -2,13 +2,16 @@
 
 Offline by design: the model is built from its yaml (no pretrained download) and nothing is fetched.
 Sized for a 2-core CPU: YOLO11n at 480 px runs at about 3 images/s there, so 30 epochs of the 436
-training photos take about 90 minutes. A second run started from the first one's weights (`--init`)
-trains further within another background run. Re-running with the same run name resumes from `last.pt`.
+training photos take about 90 minutes. Later runs started from the previous one's weights (`--init`)
+train further, each within another background run. Re-running with the same run name resumes from `last.pt`.
+The committed detector is three runs (weights/README.md):
 
     python convert/train_detector.py --data ../shared/data/detect --out runs/detector
     python convert/train_detector.py --data ../shared/data/detect --out runs/detector \
         --init runs/detector/train/weights/best.pt --name finetune --epochs 20
-    cp runs/detector/finetune/weights/best.pt weights/plate_detector.pt
+    python convert/train_detector.py --data ../shared/data/detect --out runs/detector \
+        --init runs/detector/finetune/weights/best.pt --name stage3_640 --imgsz 640 --epochs 12
+    cp runs/detector/stage3_640/weights/best.pt weights/plate_detector.pt
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ WEIGHT_FILES = {
         ),
         WeightFile(
             "plate_detector.pt",
-            "623879dd896b0ec9cc0c7f3a550c1e2988f35aeca638749b0c63d03ffc0530c2",
+            "d29fbf247e285bab133ab737ed5e88b47c5455fd13e160488ca7743a9579c540",
             "this repository's weights/ (train it again with convert/train_detector.py)",
         ),
     )

@@ -13,11 +13,11 @@ boxes; one cut reads 62 and 52; margins 0 and +-0.03 alone read 68 and 59.
 
 A photo enlarged two times or more to reach that frame (car.jpg is 780x439) has soft edges that the recognizer
 misreads (C as O); an unsharp mask on the enlarged frame restores them. car.jpg's plate is 38 px wide, and its C
-is a close call: sigma 3 with amount 0.8 and these variants read B840CK197 from the reference box, the detected
-box, and either shifted sideways by a pixel (shifted up or down, they read B840OK197; of the 81 boxes made by moving
-the detected box's corners by up to a pixel, 56 read C); sigma 4 with amount 0.5, or a 15% margin added, read
-B840OK197 from the reference box or the first detector's (the 15% margin would read 68 on e2e.json). These
-settings were chosen on e2e.json and car.jpg themselves: there is no held-out set.
+is a close call: sigma 3 with amount 0.8 and these variants read B840CK197 from the reference box and the detected
+box, but B840OK197 from the reference box moved a pixel up or down and from the detected box moved a pixel sideways
+(of the 81 boxes made by moving the detected box's corners by up to a pixel, 56 read C); sigma 4 with amount 0.5,
+or a 15% margin added, read B840OK197 from the reference box or the first detector's (the 15% margin would read 68
+on e2e.json). These settings were chosen on e2e.json and car.jpg themselves: there is no held-out set.
 """
 
 from __future__ import annotations
