@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,13 +79,26 @@ class PlateDetector:
         self.model = YOLO(str(weights), task="detect")
         self.device = device
         self.settings = settings
+        # Ultralytics' predictor makes an empty output folder under its settings' runs_dir (the working directory
+        # when the settings file was first written) and fails where that is not writable, as /opt/plates is for the
+        # image's user. A private temporary folder, removed with the detector, takes it instead.
+        self._scratch = tempfile.TemporaryDirectory(prefix="plates-yolo-")
 
     def detect(self, image: np.ndarray) -> Detections:
         s = self.settings
         boxes, scores = [], []
         for imgsz, conf in zip(s.imgsz, s.conf):
             result = self.model.predict(
-                image, imgsz=imgsz, conf=conf, iou=s.iou, max_det=s.max_det, device=self.device, verbose=False
+                image,
+                imgsz=imgsz,
+                conf=conf,
+                iou=s.iou,
+                max_det=s.max_det,
+                device=self.device,
+                verbose=False,
+                project=self._scratch.name,
+                name="predict",
+                exist_ok=True,
             )[0]
             boxes.append(result.boxes.xyxy.cpu().numpy())
             scores.append(result.boxes.conf.cpu().numpy())

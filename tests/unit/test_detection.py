@@ -1,3 +1,8 @@
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -33,3 +38,26 @@ def test_postprocess_clips_drops_tiny_boxes_and_sorts_by_score():
 def test_postprocess_of_nothing_is_empty_with_the_right_shapes():
     detections = postprocess(np.zeros((0, 4)), np.zeros(0), width=10, height=10)
     assert detections.boxes.shape == (0, 4) and detections.scores.shape == (0,) and len(detections) == 0
+
+
+def test_detector_runs_where_ultralytics_runs_dir_is_not_writable(tmp_path, samples):
+    # As in the image: the process's user cannot write the folder Ultralytics' settings name for its runs.
+    # Without PYTEST_CURRENT_TEST: under pytest, Ultralytics puts its runs elsewhere, and the test would pass anyway.
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    env["YOLO_CONFIG_DIR"] = str(tmp_path)
+    subprocess.run([sys.executable, "-c", "import ultralytics"], env=env, check=True, capture_output=True)
+    settings_file = tmp_path / "Ultralytics" / "settings.json"
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    settings = json.loads(settings_file.read_text())
+    settings_file.write_text(json.dumps({**settings, "runs_dir": str(blocked / "runs")}))
+    script = f"""
+import cv2
+from plates.detection import PlateDetector
+from plates.weights import find_weights
+detector = PlateDetector(find_weights("plate_detector.pt"))
+print(len(detector.detect(cv2.imread({str(samples / "car.jpg")!r}))))
+"""
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout.split()[-1]) >= 1
