@@ -25,6 +25,11 @@ DETECTOR_FILE = "plate_detector.pt"
 def load_network(network: torch.nn.Module, checkpoint: Path) -> torch.nn.Module:
     state = torch.load(checkpoint, map_location="cpu", weights_only=True)
     network.load_state_dict(state["net_state_dict"])
+    # The STN checkpoint holds 30,668 subnormal weights (below float32's smallest normal, 1.2e-38): they add nothing
+    # a float32 sum can hold, and CPUs run convolutions over them about 15 times slower. Zero them.
+    with torch.no_grad():
+        for parameter in network.parameters():
+            parameter[parameter.abs() < torch.finfo(parameter.dtype).tiny] = 0
     return network.eval()
 
 

@@ -63,3 +63,18 @@ def test_lprnet_reads_a_plate_the_same_whatever_is_batched_with_it(networks):
         batched = lprnet(torch.cat([plate, others]))[:1]
     # Batch-wide normalisation would move these logits by whole units; what is left is float rounding.
     torch.testing.assert_close(alone, batched, atol=1e-4, rtol=1e-4)
+
+
+def test_loaded_weights_hold_no_subnormals_and_read_as_before(samples, networks):
+    # Zeroing the STN's subnormal weights is what makes it fast on CPU; it must not move its output.
+    stn, _ = networks
+    tiny = torch.finfo(torch.float32).tiny
+    assert all(not ((p != 0) & (p.abs() < tiny)).any() for p in stn.parameters())
+    as_shipped = SpatialTransformer().eval()
+    state = torch.load(samples.parent.parent / "weights" / "stn.pth", map_location="cpu", weights_only=True)
+    as_shipped.load_state_dict(state["net_state_dict"])
+    assert any(((p != 0) & (p.abs() < tiny)).any() for p in as_shipped.parameters())
+    torch.manual_seed(0)
+    crops = torch.randn(4, 3, 24, 94)
+    with torch.no_grad():
+        torch.testing.assert_close(stn(crops), as_shipped(crops), atol=1e-6, rtol=0)
