@@ -7,6 +7,7 @@ import torch
 from plates.export import load_network, trace_checked
 from plates.images import read_image
 from plates.nets import LPRNet, SpatialTransformer
+from plates.nets.lprnet import ChannelStridedMaxPool
 from plates.recognition.crops import DEFAULT_VARIANTS, prepare_crops
 from plates.recognition.ctc import read_plates, vote
 
@@ -63,6 +64,14 @@ def test_lprnet_reads_a_plate_the_same_whatever_is_batched_with_it(networks):
         batched = lprnet(torch.cat([plate, others]))[:1]
     # Batch-wide normalisation would move these logits by whole units; what is left is float rounding.
     torch.testing.assert_close(alone, batched, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("stride", [(1, 1, 1), (2, 1, 2), (4, 1, 2)])
+def test_channel_strided_max_pool_is_the_reference_3d_max_pool(stride):
+    torch.manual_seed(0)
+    features = torch.randn(5, 128, 20, 90)
+    reference = torch.nn.MaxPool3d(kernel_size=(1, 3, 3), stride=stride)
+    assert torch.equal(ChannelStridedMaxPool(stride)(features), reference(features))
 
 
 def test_loaded_weights_hold_no_subnormals_and_read_as_before(samples, networks):
