@@ -53,7 +53,7 @@ class LPRNet(nn.Module):
     def __init__(self, num_classes: int = 23, dropout: float = 0.1) -> None:
         super().__init__()
         self.num_classes = num_classes
-        # The 3D max pools with a channel stride (2 and 4) halve and quarter the channel count: that is why the
+        # The max pools with a channel stride (2 and 4) halve and quarter the channel count: that is why the
         # block after the second pool takes 64 channels, not 128, and the (1, 4) conv takes 64, not 256.
         self.backbone = nn.Sequential(
             nn.Conv2d(3, 64, kernel_size=3),
