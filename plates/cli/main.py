@@ -1,4 +1,4 @@
-"""plates serve | plates eval: run the service locally, and score it on labelled photos."""
+"""plates serve | plates eval | plates bench: run the service locally, score it on labelled photos, time it."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import signal
 import sys
 from pathlib import Path
 
+from plates.cli.bench import add_bench_parser
 from plates.cli.evaluate import add_eval_parser
 from plates.exceptions import PlatesError
 from plates.export import DEFAULT_REPOSITORY, build_model_repository, is_built
@@ -50,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     serve_parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for readiness")
     serve_parser.set_defaults(run=serve)
     add_eval_parser(commands)
+    add_bench_parser(commands)
 
     args = parser.parse_args(argv)
     try:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import socket
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from plates.benchmark import model_statistics
 from plates.export import DEFAULT_REPOSITORY, build_model_repository, is_built
 from plates.readiness import normalize_url, wait_for_server
 from plates.server.launcher import LocalServer
@@ -51,6 +50,5 @@ def http_client(triton_url):
 
 def inference_count(triton_url: str, model: str) -> int:
     """How many inferences `model` has executed, from Triton's statistics endpoint."""
-    with urllib.request.urlopen(f"{normalize_url(triton_url)}/v2/models/{model}/stats") as response:
-        stats = json.load(response)["model_stats"]
+    stats = model_statistics(triton_url, model)["model_stats"]
     return sum(int(entry.get("inference_count", 0)) for entry in stats)

@@ -8,6 +8,7 @@ import pytest
 import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
+from plates.cli.main import main
 from plates.client import PlatesClient
 from plates.evaluation import iou
 from plates.readiness import is_ready
@@ -23,6 +24,16 @@ def test_car_photo_reads_the_reference_plate_in_its_box(triton_url, samples):
     read = [p for p in plates if p.text == "B840CK197"]
     assert read, f"B840CK197 not among {plates}"
     assert iou(read[0].box, REFERENCE_BOX) >= 0.5, read[0].box
+
+
+def test_bench_times_a_photo_and_attributes_its_requests_to_each_model(triton_url, samples, capsys):
+    assert main(["bench", str(samples / "car.jpg"), "--requests", "2", "--warmup", "1", "--url", triton_url]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("car.jpg: 2 requests, concurrency 1:"), lines
+    by_model = {line.split()[0]: line for line in lines[1:]}
+    assert set(by_model) == {"plate_recognition", "yolo", "stn", "lprnet"}
+    # One plate read as 15 crop variants: each photo is one stn request of 15 items.
+    assert "2 requests (   30 items)" in by_model["stn"], by_model["stn"]
 
 
 def test_photo_without_plates_answers_empty_without_calling_the_recognizer(triton_url, samples):

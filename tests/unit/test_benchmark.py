@@ -1,0 +1,117 @@
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from plates.benchmark import Latency, ModelTime, format_run, model_time, run_requests, summarize
+from plates.cli.main import main
+from plates.exceptions import InvalidInputError, ServerUnavailableError
+
+
+def stats(requests, items, executions, queue_ns, infer_ns):
+    """Triton's /v2/models/<m>/stats answer, cut to what the benchmark reads."""
+    stage = lambda ns: {"count": requests, "ns": ns}  # noqa: E731
+    return {
+        "model_stats": [
+            {
+                "inference_count": items,
+                "execution_count": executions,
+                "inference_stats": {
+                    "success": stage(0),
+                    "queue": stage(queue_ns),
+                    "compute_input": stage(1_000_000),
+                    "compute_infer": stage(infer_ns),
+                    "compute_output": stage(1_000_000),
+                },
+            }
+        ]
+    }
+
+
+def test_summarize_gives_percentiles_in_milliseconds_and_throughput():
+    latency = summarize([i / 1000 for i in range(1, 101)], seconds=2.0)
+    assert latency.requests == 100 and latency.throughput == 50.0
+    assert latency.p50_ms == pytest.approx(50.5) and latency.p99_ms == pytest.approx(99.01)
+    assert latency.mean_ms == pytest.approx(50.5)
+
+
+def test_summarize_of_nothing_is_an_error():
+    with pytest.raises(InvalidInputError, match="no requests"):
+        summarize([], seconds=1.0)
+
+
+def test_model_time_is_the_difference_per_request():
+    before = stats(requests=10, items=150, executions=10, queue_ns=5_000_000, infer_ns=100_000_000)
+    after = stats(requests=30, items=450, executions=25, queue_ns=25_000_000, infer_ns=500_000_000)
+    m = model_time("stn", before, after)
+    assert (m.requests, m.items, m.executions) == (20, 300, 15)
+    assert m.queue_ms == pytest.approx(1.0)
+    assert m.compute_ms == pytest.approx(20.0)  # 400 ms of inference over 20 requests; input/output did not grow
+
+
+def test_model_time_of_an_unused_model_is_zero():
+    idle = stats(requests=3, items=3, executions=3, queue_ns=1, infer_ns=1)
+    assert model_time("lprnet", idle, idle) == ModelTime("lprnet", 0, 0, 0, 0.0, 0.0)
+
+
+def test_run_requests_sends_each_request_once_across_threads():
+    calls, lock = [], threading.Lock()
+
+    def send():
+        with lock:
+            calls.append(threading.get_ident())
+
+    latencies, seconds = run_requests(send, requests=25, concurrency=4)
+    assert len(calls) == len(latencies) == 25 and seconds > 0
+    assert len(set(calls)) <= 4
+
+
+def test_run_requests_stops_and_raises_the_first_failure():
+    sent = []
+
+    def send():
+        sent.append(1)
+        if len(sent) == 3:
+            raise ServerUnavailableError("gone")
+
+    with pytest.raises(ServerUnavailableError, match="gone"):
+        run_requests(send, requests=100, concurrency=1)
+    assert len(sent) == 3
+
+
+def test_format_run_names_every_model():
+    text = format_run(
+        "car.jpg", Latency(4, 2.0, 10, 20, 30, 15), [ModelTime("stn", 4, 60, 4, 0.5, 9.0)], concurrency=2
+    )
+    assert text.splitlines()[0].startswith("car.jpg: 4 requests, concurrency 2: 2.00 req/s, latency p50 10.0 ms")
+    assert "stn" in text.splitlines()[1] and "60 items" in text and "compute 9.0 ms per request" in text
+
+
+def test_bench_rejects_a_request_count_below_one_before_connecting(samples, capsys):
+    assert main(["bench", str(samples / "car.jpg"), "--requests", "0", "--url", "localhost:9"]) == 65
+    assert "--requests (0)" in capsys.readouterr().err
+
+
+def test_bench_names_an_unreadable_photo(tmp_path, capsys):
+    bad = tmp_path / "notes.jpg"
+    bad.write_text("not a photo")
+    assert main(["bench", str(bad), "--url", "localhost:9"]) == 65
+    assert f"photo {bad}" in capsys.readouterr().err
+
+
+def test_bench_exits_naming_the_url_when_no_server_answers(samples, capsys):
+    assert main(["bench", str(samples / "car.jpg"), "--url", "localhost:9"]) == ServerUnavailableError.exit_code
+    assert "no ready Triton server at http://localhost:9" in capsys.readouterr().err
+
+
+def test_recognizer_benchmark_times_both_forms_and_their_outputs_agree():
+    script = Path(__file__).resolve().parents[2] / "scripts" / "bench_recognizer.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--batch", "2", "--repeats", "1"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert [line.split()[0] for line in lines[1:]] == ["stn", "lprnet"]
+    assert all(line.endswith("(outputs differ by 0)") for line in lines[1:]), lines
