@@ -1,7 +1,7 @@
 """Latency and throughput of the served pipeline, and where the time goes between its models.
 
 The client side times each request from send to answer; the server side is Triton's own statistics, read before
-and after the run, so each model's share (queue and compute per inference) covers exactly the benchmark's
+and after the run, so each model's share (queue and compute time per request) covers exactly the benchmark's
 requests, provided nothing else uses the server meanwhile. Figures, never assertions: a shared machine is noisy,
 so compare photos or settings as ratios measured in the same run.
 """
@@ -65,13 +65,16 @@ def _totals(stats: dict) -> np.ndarray:
     totals = np.zeros(5, dtype=np.int64)
     for version in stats.get("model_stats", []):
         stages = version.get("inference_stats", {})
-        ns = {stage: int(stages.get(stage, {}).get("ns", 0)) for stage in stages}
+
+        def ns(stage: str) -> int:
+            return int(stages.get(stage, {}).get("ns", 0))
+
         totals += [
             int(stages.get("success", {}).get("count", 0)),
             int(version.get("inference_count", 0)),
             int(version.get("execution_count", 0)),
-            ns.get("queue", 0),
-            ns.get("compute_input", 0) + ns.get("compute_infer", 0) + ns.get("compute_output", 0),
+            ns("queue"),
+            ns("compute_input") + ns("compute_infer") + ns("compute_output"),
         ]
     return totals
 
@@ -86,7 +89,7 @@ def model_time(model: str, before: dict, after: dict) -> ModelTime:
 def run_requests(send, requests: int, concurrency: int) -> tuple[list[float], float]:
     """Call `send()` `requests` times from `concurrency` threads; each request's seconds, and the run's."""
     latencies: list[float] = []
-    errors: list[BaseException] = []
+    errors: list[Exception] = []
     remaining = iter(range(requests))
     lock = threading.Lock()
 
@@ -98,7 +101,7 @@ def run_requests(send, requests: int, concurrency: int) -> tuple[list[float], fl
             start = time.perf_counter()
             try:
                 send()
-            except BaseException as error:  # handed to the caller, which knows what the request was
+            except Exception as error:  # handed to the caller, which knows what the request was
                 with lock:
                     errors.append(error)
                 return

@@ -1,7 +1,7 @@
 """plates bench IMAGE [IMAGE ...] [--url localhost:8000] [--requests 50] [--concurrency 1]: time the service.
 
 Each photo is sent `--requests` times after a few unmeasured warm-up requests; for each, the client's latency
-percentiles and throughput, and each model's queue and compute time per inference from Triton's statistics.
+percentiles and throughput, and each model's queue and compute time per request from Triton's statistics.
 """
 
 from __future__ import annotations
