@@ -7,13 +7,11 @@ percentiles and throughput, and each model's queue and compute time per request 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import threading
 from pathlib import Path
 
 from plates.benchmark import MODELS, format_run, model_statistics, model_time, run_requests, summarize
-from plates.cli.client import DEFAULT_URL
+from plates.cli.client import add_url_option
 from plates.client import PlatesClient
 from plates.exceptions import InvalidInputError, PlatesError, ServerUnavailableError
 from plates.images import read_image
@@ -27,11 +25,7 @@ def add_bench_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
         description=__doc__.split("\n", 2)[2].strip(),
     )
     parser.add_argument("images", nargs="+", metavar="IMAGE", help="photo files, each timed on its own")
-    parser.add_argument(
-        "--url",
-        default=os.environ.get("PLATES_URL", DEFAULT_URL),
-        help=f"Triton HTTP endpoint (env PLATES_URL; default {DEFAULT_URL})",
-    )
+    add_url_option(parser)
     parser.add_argument("--requests", type=int, default=50, help="measured requests per photo (default 50)")
     parser.add_argument("--concurrency", type=int, default=1, help="requests in flight at once (default 1)")
     parser.add_argument("--warmup", type=int, default=3, help="unmeasured requests per photo first (default 3)")

@@ -19,6 +19,15 @@ from plates.readiness import is_ready, normalize_url
 DEFAULT_URL = "localhost:8000"
 
 
+def add_url_option(parser: argparse.ArgumentParser) -> None:
+    """`--url`, the same for every command that talks to the server."""
+    parser.add_argument(
+        "--url",
+        default=os.environ.get("PLATES_URL", DEFAULT_URL),
+        help=f"Triton HTTP endpoint (env PLATES_URL; default {DEFAULT_URL})",
+    )
+
+
 def format_plain(path: str, plates: list[Plate]) -> str:
     if not plates:
         return f"{path}: no plates"
@@ -38,11 +47,7 @@ def format_json(path: str, plates: list[Plate]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="plates-client", description="Read the licence plates of photos.")
     parser.add_argument("images", nargs="+", metavar="IMAGE", help="photo files (JPEG, PNG, ...)")
-    parser.add_argument(
-        "--url",
-        default=os.environ.get("PLATES_URL", DEFAULT_URL),
-        help=f"Triton HTTP endpoint (env PLATES_URL; default {DEFAULT_URL})",
-    )
+    add_url_option(parser)
     parser.add_argument("--json", action="store_true", help="one JSON object per line per image")
     parser.add_argument("--draw", type=Path, metavar="DIR", help="also write each photo with its plates drawn to DIR")
     args = parser.parse_args(argv)

@@ -6,10 +6,9 @@ The logic lives in `plates.evaluation`; this runs each photo through the server 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
-from plates.cli.client import DEFAULT_URL
+from plates.cli.client import add_url_option
 from plates.client import Plate, PlatesClient
 from plates.evaluation import evaluate, format_report, load_manifest, report_to_json
 from plates.exceptions import InvalidInputError, PlatesError, ServerUnavailableError
@@ -35,11 +34,7 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
         help='a JSON manifest ([{"image": ..., "plates": [{"box": [x1, y1, x2, y2], "text": ...}]}], or the '
         "e2e.json form with a photo-level text), or a YOLO dataset folder or its data.yaml",
     )
-    parser.add_argument(
-        "--url",
-        default=os.environ.get("PLATES_URL", DEFAULT_URL),
-        help=f"Triton HTTP endpoint (env PLATES_URL; default {DEFAULT_URL})",
-    )
+    add_url_option(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of the plain report")
     parser.add_argument("--split", default="val", help="the split of a YOLO dataset to evaluate (default val)")
     parser.set_defaults(run=run_eval)
