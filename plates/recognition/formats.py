@@ -19,7 +19,7 @@ FORMATS: dict[str, str] = {
     "trailer": f"{_L}{{2}}[0-9]{{4}}",  # AB1234 77: trailers
     "police": f"{_L}[0-9]{{4}}",  # A1234 77: police
     "military": f"[0-9]{{4}}{_L}{{2}}",  # 1234AB 77: military
-    "diplomatic": f"[0-9]{{3}}T[0-9]{{3}}",  # 123T456 77: diplomatic technical staff
+    "diplomatic": "[0-9]{3}T[0-9]{3}",  # 123T456 77: diplomatic technical staff
 }
 _PATTERNS = {name: re.compile(f"{body}{_REGION}") for name, body in FORMATS.items()}
 

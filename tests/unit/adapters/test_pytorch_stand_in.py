@@ -1,6 +1,6 @@
 import torch
 
-from .conftest import STAND_IN, config_json
+from .conftest import STAND_IN
 from plates.export import DEFAULT_REPOSITORY
 
 
