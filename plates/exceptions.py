@@ -6,6 +6,9 @@ code. Anything else that escapes is a bug and is answered as INTERNAL / exit 70.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Iterator
+
 
 class PlatesError(Exception):
     """Base of every error this package raises on purpose."""
@@ -48,3 +51,13 @@ class SubModelError(PlatesError):
     def __init__(self, model: str, message: str) -> None:
         super().__init__(f"model '{model}' failed: {message}")
         self.model = model
+
+
+@contextmanager
+def naming(what: str) -> Iterator[None]:
+    """Prefix `what` (such as "photo a.jpg") to a PlatesError raised inside, keeping its class and exit code."""
+    try:
+        yield
+    except PlatesError as error:
+        error.args = (f"{what}: {error}",)
+        raise

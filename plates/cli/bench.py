@@ -13,7 +13,7 @@ from pathlib import Path
 from plates.benchmark import MODELS, format_run, model_statistics, model_time, run_requests, summarize
 from plates.cli.client import add_url_option
 from plates.client import PlatesClient
-from plates.exceptions import InvalidInputError, PlatesError, ServerUnavailableError
+from plates.exceptions import InvalidInputError, ServerUnavailableError, naming
 from plates.images import read_image
 from plates.readiness import is_ready, normalize_url
 
@@ -41,10 +41,8 @@ def run_bench(args: argparse.Namespace) -> int:
         )
     images = {}
     for path in args.images:
-        try:
+        with naming(f"photo {path}"):
             images[path] = read_image(path)
-        except InvalidInputError as error:
-            raise InvalidInputError(f"photo {path}: {error}") from error
     if not is_ready(args.url):
         raise ServerUnavailableError(f"no ready Triton server at {normalize_url(args.url)}")
 
@@ -61,15 +59,12 @@ def run_bench(args: argparse.Namespace) -> int:
     p50s = {}
     try:
         for path, image in images.items():
-            try:
+            with naming(f"photo {path}"):
                 for _ in range(args.warmup):
                     client().recognize(image)
                 before = {m: model_statistics(args.url, m) for m in MODELS}
                 latencies, seconds = run_requests(lambda: client().recognize(image), args.requests, args.concurrency)
                 after = {m: model_statistics(args.url, m) for m in MODELS}
-            except PlatesError as error:  # keep the class (and exit code), name the photo
-                error.args = (f"photo {path}: {error}",)
-                raise
             latency = summarize(latencies, seconds)
             p50s[path] = latency.p50_ms
             models = [model_time(m, before[m], after[m]) for m in MODELS]

@@ -11,7 +11,7 @@ import sys
 from plates.cli.client import add_url_option
 from plates.client import Plate, PlatesClient
 from plates.evaluation import evaluate, format_report, load_manifest, report_to_json
-from plates.exceptions import InvalidInputError, PlatesError, ServerUnavailableError
+from plates.exceptions import ServerUnavailableError, naming
 from plates.images import read_image
 from plates.readiness import is_ready, normalize_url
 
@@ -48,15 +48,8 @@ def run_eval(args: argparse.Namespace) -> int:
     predictions: list[list[Plate]] = []
     with PlatesClient(args.url) as client:
         for number, photo in enumerate(photos, start=1):
-            try:
-                image = read_image(photo.image)
-            except InvalidInputError as error:
-                raise InvalidInputError(f"photo {photo.label}: {error}") from error
-            try:
-                predictions.append(client.recognize(image))
-            except PlatesError as error:  # keep the class (and exit code), name the photo
-                error.args = (f"photo {photo.label}: {error}",)
-                raise
+            with naming(f"photo {photo.label}"):
+                predictions.append(client.recognize(read_image(photo.image)))
             if number % PROGRESS_EVERY == 0 or number == len(photos):
                 print(f"eval: {number}/{len(photos)} photos", file=sys.stderr, flush=True)
     report = evaluate(photos, predictions)
