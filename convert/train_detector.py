@@ -33,35 +33,18 @@ def dataset_yaml(data_dir: Path, dest: Path) -> Path:
     return dest
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=Path("../shared/data/detect"), help="YOLO-format folder")
-    parser.add_argument("--out", type=Path, default=Path("runs/detector"), help="where runs are written")
-    parser.add_argument("--name", default="train", help="run name; an existing run resumes from its last.pt")
-    parser.add_argument("--model", default="yolo11n.yaml", help="architecture yaml, trained from scratch")
-    parser.add_argument("--init", type=Path, help="start from these weights (a previous run's best.pt) instead")
-    parser.add_argument("--imgsz", type=int, default=480)
-    parser.add_argument("--epochs", type=int, default=30)
-    parser.add_argument("--batch", type=int, default=16)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-
-    from ultralytics import YOLO
-
-    last = args.out / args.name / "weights" / "last.pt"
-    if last.exists():
-        YOLO(str(last)).train(resume=True)
-        return
-    # Kept beside the run, not in a temporary folder: resuming reads the data set from the same path.
-    run_dir = args.out / args.name
-    run_dir.mkdir(parents=True, exist_ok=True)
-    data = dataset_yaml(args.data, run_dir / "data.yaml")
-    YOLO(str(args.init) if args.init else args.model).train(
+def train_arguments(args: argparse.Namespace, data: Path) -> dict:
+    """Ultralytics' `train` keyword arguments for the command line's `args` and the data set's yaml."""
+    # Ultralytics' warm-up starts biases at lr 0.1: right from scratch, a jolt to weights that are already trained.
+    optimiser = dict(optimizer="AdamW", lr0=args.lr0, warmup_epochs=0) if args.lr0 else {}
+    return dict(
         data=str(data),
         imgsz=args.imgsz,
         epochs=args.epochs,
         batch=args.batch,
         seed=args.seed,
+        degrees=args.degrees,
+        **optimiser,
         deterministic=True,
         pretrained=bool(args.init),
         amp=False,  # AMP is a CUDA feature; on CPU it only adds a check that downloads weights
@@ -73,6 +56,43 @@ def main() -> None:
         name=args.name,
         exist_ok=True,
     )
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=Path("../shared/data/detect"), help="YOLO-format folder")
+    parser.add_argument("--out", type=Path, default=Path("runs/detector"), help="where runs are written")
+    parser.add_argument("--name", default="train", help="run name; an existing run resumes from its last.pt")
+    parser.add_argument("--model", default="yolo11n.yaml", help="architecture yaml, trained from scratch")
+    parser.add_argument("--init", type=Path, help="start from these weights (a previous run's best.pt) instead")
+    parser.add_argument("--imgsz", type=int, default=480)
+    parser.add_argument("--epochs", type=int, default=30)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--degrees", type=float, default=0.0, help="random rotation augmentation, +/- degrees")
+    parser.add_argument(
+        "--lr0",
+        type=float,
+        help="fixed AdamW learning rate without warm-up, for fine-tuning from --init "
+        "(default: Ultralytics' automatic optimiser and learning rate, with warm-up)",
+    )
+    return parser.parse_args(argv)
+
+
+def main() -> None:
+    args = parse_args()
+
+    from ultralytics import YOLO
+
+    last = args.out / args.name / "weights" / "last.pt"
+    if last.exists():
+        YOLO(str(last)).train(resume=True)
+        return
+    # Kept beside the run, not in a temporary folder: resuming reads the data set from the same path.
+    run_dir = args.out / args.name
+    run_dir.mkdir(parents=True, exist_ok=True)
+    data = dataset_yaml(args.data, run_dir / "data.yaml")
+    YOLO(str(args.init) if args.init else args.model).train(**train_arguments(args, data))
 
 
 if __name__ == "__main__":
