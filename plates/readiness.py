@@ -24,6 +24,12 @@ def is_ready(url: str, timeout: float = 2.0) -> bool:
         return False
 
 
+def require_ready(url: str) -> None:
+    """Raise ServerUnavailableError naming the URL unless a Triton server there is ready: before a command's work."""
+    if not is_ready(url):
+        raise ServerUnavailableError(f"no ready Triton server at {normalize_url(url)}")
+
+
 def wait_for_server(
     url: str, timeout: float = 120.0, interval: float = 0.5, alive: Callable[[], bool] = lambda: True
 ) -> None:

@@ -13,9 +13,9 @@ from pathlib import Path
 from plates.benchmark import MODELS, format_run, model_statistics, model_time, run_requests, summarize
 from plates.cli.client import add_url_option
 from plates.client import PlatesClient
-from plates.exceptions import InvalidInputError, ServerUnavailableError, naming
+from plates.exceptions import InvalidInputError, naming
 from plates.images import read_image
-from plates.readiness import is_ready, normalize_url
+from plates.readiness import require_ready
 
 
 def add_bench_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -43,8 +43,7 @@ def run_bench(args: argparse.Namespace) -> int:
     for path in args.images:
         with naming(f"photo {path}"):
             images[path] = read_image(path)
-    if not is_ready(args.url):
-        raise ServerUnavailableError(f"no ready Triton server at {normalize_url(args.url)}")
+    require_ready(args.url)
 
     # One connection per thread: a tritonclient HTTP client is not meant to be shared between threads.
     local = threading.local()

@@ -14,7 +14,7 @@ from plates.client import Plate, PlatesClient
 from plates.drawing import draw_plates
 from plates.exceptions import PlatesError, ServerUnavailableError
 from plates.images import read_image
-from plates.readiness import is_ready, normalize_url
+from plates.readiness import require_ready
 
 DEFAULT_URL = "localhost:8000"
 
@@ -52,9 +52,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--draw", type=Path, metavar="DIR", help="also write each photo with its plates drawn to DIR")
     args = parser.parse_args(argv)
 
-    if not is_ready(args.url):
-        print(f"error: no ready Triton server at {normalize_url(args.url)}", file=sys.stderr)
-        return ServerUnavailableError.exit_code
+    try:
+        require_ready(args.url)
+    except ServerUnavailableError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
     status = 0
     with PlatesClient(args.url) as client:
         for path in args.images:

@@ -11,9 +11,9 @@ import sys
 from plates.cli.client import add_url_option
 from plates.client import Plate, PlatesClient
 from plates.evaluation import evaluate, format_report, load_manifest, report_to_json
-from plates.exceptions import ServerUnavailableError, naming
+from plates.exceptions import naming
 from plates.images import read_image
-from plates.readiness import is_ready, normalize_url
+from plates.readiness import require_ready
 
 PROGRESS_EVERY = 10
 
@@ -43,8 +43,7 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
 
 def run_eval(args: argparse.Namespace) -> int:
     photos = load_manifest(args.manifest, split=args.split)
-    if not is_ready(args.url):
-        raise ServerUnavailableError(f"no ready Triton server at {normalize_url(args.url)}")
+    require_ready(args.url)
     predictions: list[list[Plate]] = []
     with PlatesClient(args.url) as client:
         for number, photo in enumerate(photos, start=1):

@@ -385,7 +385,7 @@ class FakeClient:
 
 @pytest.fixture
 def fake_server(monkeypatch):
-    monkeypatch.setattr(cli, "is_ready", lambda url: True)
+    monkeypatch.setattr(cli, "require_ready", lambda url: None)
     monkeypatch.setattr(cli, "PlatesClient", FakeClient)
 
 
@@ -421,7 +421,7 @@ def test_run_eval_names_the_photo_a_server_error_came_from(tmp_path, monkeypatch
         def recognize(self, image):
             raise ServerUnavailableError("no Triton server answers at http://h:1")
 
-    monkeypatch.setattr(cli, "is_ready", lambda url: True)
+    monkeypatch.setattr(cli, "require_ready", lambda url: None)
     monkeypatch.setattr(cli, "PlatesClient", FailingClient)
     path = write_manifest(tmp_path, [{"image": "a.png", "plates": []}])
     with pytest.raises(ServerUnavailableError, match=r"photo a.png: no Triton server answers at http://h:1"):
