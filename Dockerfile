@@ -3,10 +3,14 @@
 #   docker build -t plates:0.1.0 .                                     # models on the GPU (KIND_GPU)
 #   docker build --build-arg INSTANCE_KIND=cpu -t plates:0.1.0-cpu .   # the same image, models on the CPU
 # weights/ must hold stn.pth and lprnet.pth next to plate_detector.pt (see docs/deploy.md).
+# The two bases are build arguments so that scripts/test-image.sh can build the same file on local stand-ins where
+# neither can be pulled (docs/deploy.md, "Stand-in bases"); the defaults are the production bases.
+ARG LOCK_BASE=python:3.10-slim-bookworm
+ARG TRITON_BASE=nvcr.io/nvidia/tritonserver:24.10-py3
 
 # Stage 1 turns poetry.lock into a hashed requirements file and builds the package wheel, so the serving stage
 # installs exactly the locked versions without Poetry in it.
-FROM python:3.10-slim-bookworm AS lock
+FROM ${LOCK_BASE} AS lock
 # Export and build need no project environment: do not let Poetry create one.
 ENV POETRY_VIRTUALENVS_CREATE=false
 WORKDIR /src
@@ -18,26 +22,34 @@ COPY plates/ plates/
 RUN poetry export --only main --format requirements.txt --output requirements.txt \
     && poetry build --format wheel --output dist
 
-FROM nvcr.io/nvidia/tritonserver:24.10-py3
+FROM ${TRITON_BASE}
 # gpu pins every model to KIND_GPU; cpu builds an image that serves without a GPU. Passed to the convert script.
 ARG INSTANCE_KIND=gpu
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
 
-# opencv-python needs libGL and GLib, which the Triton image lacks. The 24.10 image is Ubuntu 22.04: libgl1 is
-# pinned exactly; libglib2.0-0 to its upstream version, since jammy-updates keeps only the latest security build.
+# opencv-python needs libGL and GLib, which the Triton image lacks. Not pinned to a version: the same file builds
+# on NGC's Ubuntu 22.04 and on the Debian 12 stand-in, which share no version string, and each release's archive
+# keeps only its latest security build; the base image's tag pins the release.
 # The base image creates triton-server (UID 1000) without a home; Ultralytics and matplotlib want one.
+# hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libgl1=1.4.0-1 "libglib2.0-0=2.72.4-0ubuntu2.*" \
+    && apt-get install -y --no-install-recommends libgl1 libglib2.0-0 \
     && rm -rf /var/lib/apt/lists/* \
     && install -d -o 1000 -g 1000 /home/triton-server
 
 # Into the image's system python3 (3.10): the interpreter the Python backend stub embeds. pip checks every
 # package against the lock's hashes. Ubuntu's pip 22.0 predates the wheel metadata (2.4) poetry-core 2 writes.
-COPY --from=lock /src/requirements.txt /src/dist/ /tmp/plates/
-RUN python3 -m pip install --no-cache-dir pip==25.0.1 \
-    && python3 -m pip install --no-cache-dir --require-hashes -r /tmp/plates/requirements.txt \
-    && python3 -m pip install --no-cache-dir --no-deps /tmp/plates/plates-*.whl \
+# The download cache is a build cache mount, never a layer: a rebuild after a lock change fetches only what changed
+# (PyTorch's CUDA wheels alone are about 3 GB). The locked packages come before the project's own wheel, so that a
+# code change rebuilds from here on without reinstalling them.
+COPY --from=lock /src/requirements.txt /tmp/plates/
+RUN --mount=type=cache,target=/root/.cache/pip \
+    python3 -m pip install pip==25.0.1 \
+    && python3 -m pip install --require-hashes -r /tmp/plates/requirements.txt \
+    && rm -rf /tmp/plates
+COPY --from=lock /src/dist/ /tmp/plates/
+RUN python3 -m pip install --no-cache-dir --no-deps /tmp/plates/plates-*.whl \
     && rm -rf /tmp/plates
 
 # The committed configs and adapters, then the generated files from the same script `scripts/setup.sh` runs

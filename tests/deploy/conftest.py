@@ -58,6 +58,14 @@ class Dockerfile:
                 return default or None
         return None
 
+    def base(self, stage: int | None = None) -> str:
+        """The image a stage starts from, the final one by default, with `${ARG}`s declared before any FROM replaced
+        by their defaults (what a build without --build-arg uses)."""
+        stage = self.final_stage if stage is None else stage
+        image = next(i.args for i in self.instructions if i.stage == stage and i.keyword == "FROM").split()[0]
+        defaults = dict(i.args.partition("=")[::2] for i in self.instructions if i.stage == -1 and i.keyword == "ARG")
+        return re.sub(r"\$\{(\w+)\}", lambda m: defaults.get(m.group(1)) or m.group(0), image)
+
     def run_commands(self, stage: int | None = None) -> list[list[str]]:
         """Each shell command of each RUN (split at &&), as words, with RUN's own --flags removed."""
         stage = self.final_stage if stage is None else stage

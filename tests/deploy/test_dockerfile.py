@@ -44,12 +44,20 @@ def test_dockerfile_passes_hadolint():
 
 def test_image_is_triton_of_the_pinned_client(dockerfile):
     """NGC YY.MM ships Triton 2.N with N = 51 at 24.10, one per month: the base image must match tritonclient."""
-    base = dockerfile.final("FROM")[0].args
+    base = dockerfile.base()
     assert base == TRITON_IMAGE
     year, month = map(int, re.search(r":(\d\d)\.(\d\d)-py3$", base).groups())
     pinned = re.search(r'"tritonclient\[[^\]]*\]==2\.(\d+)\.\d+"', (ROOT / "pyproject.toml").read_text())
     assert pinned, "tritonclient is not pinned to one version in pyproject.toml"
     assert int(pinned.group(1)) == 51 + (year - 24) * 12 + (month - 10)
+
+
+def test_bases_are_build_arguments_defaulting_to_the_production_images(dockerfile):
+    assert dockerfile.instructions[0].keyword == "ARG"  # declared before any FROM, so FROM can use them
+    assert [dockerfile.base(stage) for stage in range(dockerfile.final_stage + 1)] == [
+        "python:3.10-slim-bookworm",
+        TRITON_IMAGE,
+    ]
 
 
 def test_requirements_come_from_the_lock_main_group(dockerfile):
@@ -212,6 +220,12 @@ def test_compose_shm_fits_the_largest_accepted_image_twice(compose):
         assert docker_bytes(service["shm_size"]) >= 2 * largest, name
 
 
+def test_compose_runs_on_a_read_only_root_with_a_scratch_tmp(compose):
+    for name, service in compose["services"].items():
+        assert service["read_only"] is True, name
+        assert [entry.split(":")[0] for entry in service["tmpfs"]] == ["/tmp"], name
+
+
 def test_compose_reserves_a_gpu_for_the_gpu_service(compose):
     devices = compose["services"]["plates"]["deploy"]["resources"]["reservations"]["devices"]
     assert any(d["driver"] == "nvidia" and "gpu" in d["capabilities"] for d in devices)
@@ -242,6 +256,6 @@ def test_compose_services_use_only_known_keys():
     # yaml.safe_load resolves the x-triton anchor; a typo in a merged key would otherwise pass silently.
     raw = yaml.safe_load((ROOT / "compose.yaml").read_text())
     allowed = {"image", "build", "deploy", "profiles", "shm_size", "ports", "healthcheck", "stop_grace_period",
-               "restart"}  # fmt: skip
+               "restart", "read_only", "tmpfs"}  # fmt: skip
     for name, service in raw["services"].items():
         assert set(service) <= allowed, f"{name}: unexpected keys {set(service) - allowed}"

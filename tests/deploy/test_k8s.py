@@ -94,6 +94,14 @@ def test_dev_shm_is_memory_backed_and_sized_like_compose(pod, container, compose
     assert k8s_bytes(container["resources"]["limits"]["memory"]) >= size + 4 * 2**30
 
 
+def test_read_only_root_has_the_writable_folders_the_image_test_gives(pod, container, compose):
+    mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    assert set(mounts) == {"/dev/shm", "/tmp"}
+    volume = next(v for v in pod["spec"]["volumes"] if v["name"] == mounts["/tmp"])
+    size = next(e.split("size=")[1] for e in compose["services"]["plates"]["tmpfs"] if e.startswith("/tmp:"))
+    assert k8s_bytes(volume["emptyDir"]["sizeLimit"]) == docker_bytes(size), "one /tmp size for compose and k8s"
+
+
 def test_probes_use_triton_health_endpoints(container, dockerfile):
     expected = {"startupProbe": "/v2/health/ready", "readinessProbe": "/v2/health/ready",
                 "livenessProbe": "/v2/health/live"}  # fmt: skip
@@ -124,6 +132,7 @@ def test_pod_runs_as_the_image_user_without_privileges(pod, container, dockerfil
     assert pod_security["seccompProfile"]["type"] == "RuntimeDefault"
     security = container["securityContext"]
     assert security["allowPrivilegeEscalation"] is False
+    assert security["readOnlyRootFilesystem"] is True
     assert security["capabilities"]["drop"] == ["ALL"]
     assert "privileged" not in security and "add" not in security["capabilities"]
 

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Build the serving image from the Dockerfile, start it hardened as users would (user 1000, read-only root,
+# 512 MiB /dev/shm, ports on 127.0.0.1 only), run tests/integration and tests/image against it, stop it.
+# Exits non-zero if anything failed, or if no container engine can run here (never a silent skip).
+#
+#   scripts/test-image.sh                        # Docker where an engine answers, else Podman (installed if needed)
+#   PLATES_IMAGE_BASE=stand-in scripts/test-image.sh   # force the local stand-in bases (docs/deploy.md)
+#   PLATES_IMAGE_BASE=ngc scripts/test-image.sh        # force NGC's Triton (pulls it)
+#   PLATES_IMAGE_KEEP=1 scripts/test-image.sh          # leave the container running afterwards
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { echo "test-image: $*" >&2; }
+die() { say "$*"; exit 1; }
+now() { date +%s.%N; }
+seconds() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", b - a }'; }
+
+TRITON_IMAGE=nvcr.io/nvidia/tritonserver:24.10-py3
+VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml | head -1)
+BASE="${PLATES_IMAGE_BASE:-auto}"
+case "$BASE" in auto | ngc | stand-in) ;; *) die "PLATES_IMAGE_BASE must be auto, ngc or stand-in, not '$BASE'" ;; esac
+
+# --- the engine --------------------------------------------------------------------------------------------------
+ENGINE=()
+if command -v docker >/dev/null && docker info >/dev/null 2>&1; then
+  ENGINE=(docker)
+else
+  if ! command -v podman >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    say "no Docker engine answers; installing Podman from the distribution's packages"
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc >/dev/null \
+      || die "neither a Docker engine nor Podman can run here: installing podman failed"
+  fi
+  if command -v podman >/dev/null; then
+    # Sandboxes that refuse raising rlimits refuse Podman's default ulimits; runc and cgroupfs work where crun and
+    # systemd's cgroup manager do not (hybrid cgroups, no systemd). Both are right on an ordinary host too.
+    export CONTAINERS_CONF="${CONTAINERS_CONF:-$PWD/deploy/stand-in/containers.conf}"
+    ENGINE=(podman --cgroup-manager cgroupfs)
+    command -v runc >/dev/null && ENGINE+=(--runtime runc)
+  fi
+fi
+[ ${#ENGINE[@]} -gt 0 ] || die "neither a Docker engine nor Podman is available here; install one to test the image"
+"${ENGINE[@]}" info >/dev/null 2>&1 || die "${ENGINE[0]} is installed but cannot run containers here: ${ENGINE[*]} info fails"
+say "engine: ${ENGINE[*]}"
+
+# The project's environment: the tests that run against the container, the weights lookup, the stand-ins' Triton.
+source scripts/setup.sh >/dev/null
+
+# --- the bases -----------------------------------------------------------------------------------------------------
+BUILD_ARGS=()
+if [ "$BASE" = auto ]; then
+  if "${ENGINE[@]}" image inspect "$TRITON_IMAGE" >/dev/null 2>&1 \
+    || timeout 1200 "${ENGINE[@]}" pull -q "$TRITON_IMAGE" >/dev/null 2>&1; then
+    BASE=ngc
+  else
+    BASE=stand-in
+    say "$TRITON_IMAGE cannot be pulled here: building on the local stand-in bases (docs/deploy.md)"
+  fi
+fi
+if [ "$BASE" = stand-in ]; then
+  scripts/stand-in-bases.sh "${ENGINE[@]}"
+  BUILD_ARGS+=(--build-arg LOCK_BASE=localhost/plates-stand-in/python:bookworm
+    --build-arg TRITON_BASE=localhost/plates-stand-in/tritonserver:2.51)
+fi
+# The models run on the GPU only where the image is NGC's and this machine has one.
+KIND=cpu
+[ "$BASE" = ngc ] && command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 && KIND=gpu
+IMAGE="localhost/plates:$VERSION-$KIND"
+[ "$BASE" = stand-in ] && IMAGE="$IMAGE-stand-in"
+RUN_ARGS=()
+[ "$KIND" = gpu ] && RUN_ARGS+=(--gpus all)
+
+# --- build -------------------------------------------------------------------------------------------------------
+# The build bind-mounts weights/: put the recognizer checkpoints there (gitignored) from wherever setup found them.
+poetry run python - <<'EOF'
+import shutil
+from plates.weights import PROJECT_ROOT, find_weights
+for name in ("stn.pth", "lprnet.pth"):
+    target = PROJECT_ROOT / "weights" / name
+    if find_weights(name) != target:
+        shutil.copyfile(find_weights(name), target)
+EOF
+if [ "${ENGINE[0]}" = podman ]; then
+  # Podman writes OCI images by default, which have no HEALTHCHECK: Docker's format keeps it.
+  BUILD_ARGS+=(--format docker)
+fi
+if [ "${ENGINE[0]}" = podman ] && [ -d /etc/ssl/certs ]; then
+  # pip inside the build reaches PyPI only with this machine's CA certificates (a build-time volume: nothing lands
+  # in the image, and the Dockerfile stays the one production builds use).
+  BUILD_ARGS+=(-v /etc/ssl/certs:/etc/ssl/certs:ro)
+fi
+say "building $IMAGE ($BASE base, models on the $KIND)"
+previous=$("${ENGINE[@]}" image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
+start=$(now)
+"${ENGINE[@]}" build --build-arg INSTANCE_KIND="$KIND" "${BUILD_ARGS[@]}" -t "$IMAGE" . >&2
+build_s=$(seconds "$start" "$(now)")
+# The image this build replaced would stay behind untagged, with its own layers: several GB each time the lock
+# changes. Removing it frees those and keeps the layers the new one shares (and the build cache).
+if [ -n "$previous" ] && [ "$previous" != "$("${ENGINE[@]}" image inspect --format '{{.Id}}' "$IMAGE")" ]; then
+  "${ENGINE[@]}" rmi "$previous" >/dev/null 2>&1 || true
+fi
+size=$("${ENGINE[@]}" image inspect --format '{{.Size}}' "$IMAGE")
+
+# --- run ---------------------------------------------------------------------------------------------------------
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+HTTP=$(free_port) GRPC=$(free_port) METRICS=$(free_port)
+NAME="plates-image-test-$$"
+cleanup() {
+  if [ -z "${PLATES_IMAGE_KEEP:-}" ]; then
+    "${ENGINE[@]}" kill "$NAME" >/dev/null 2>&1 || true
+    "${ENGINE[@]}" rm -f "$NAME" >/dev/null 2>&1 || true
+  fi
+}
+trap cleanup EXIT
+# As the Kubernetes manifest runs it: UID 1000, nothing writable but /tmp and /dev/shm.
+"${ENGINE[@]}" run -d --name "$NAME" --user 1000:1000 --read-only --tmpfs /tmp:rw,size=256m \
+  --shm-size 512m --stop-timeout 40 "${RUN_ARGS[@]}" \
+  -p "127.0.0.1:$HTTP:8000" -p "127.0.0.1:$GRPC:8001" -p "127.0.0.1:$METRICS:8002" "$IMAGE" >/dev/null
+start=$(now)
+if ! poetry run python -c "from plates.readiness import wait_for_server; wait_for_server('127.0.0.1:$HTTP', timeout=600)"; then
+  "${ENGINE[@]}" logs --tail 50 "$NAME" >&2 || true
+  die "the container did not become ready"
+fi
+ready_s=$(seconds "$start" "$(now)")
+
+# --- test --------------------------------------------------------------------------------------------------------
+status=0
+poetry run pytest tests/integration --triton-url "127.0.0.1:$HTTP" -q "$@" || status=1
+# Last: these stop the container.
+poetry run pytest tests/image --image "$IMAGE" --container "$NAME" --engine "${ENGINE[*]}" \
+  --triton-url "127.0.0.1:$HTTP" -q "$@" || status=1
+[ $status = 0 ] || "${ENGINE[@]}" logs --tail 80 "$NAME" >&2 || true
+
+echo "image: $IMAGE"
+awk -v b="$size" 'BEGIN { printf "image size: %.2f GB\n", b / 1e9 }'
+echo "build time: ${build_s} s"
+echo "start to ready: ${ready_s} s"
+[ $status = 0 ] && echo "image tests: passed" || echo "image tests: FAILED"
+exit $status

@@ -1,0 +1,81 @@
+"""The serving image as built and run hardened: its user, its read-only root, its health check, what it holds, and
+a stop with requests in flight (last: it stops the container)."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import PurePosixPath
+
+from plates.client import PlatesClient
+from plates.export import generated_files
+from plates.images import read_image
+from plates.readiness import is_ready
+from plates.weights import PROJECT_ROOT
+
+REPOSITORY = PurePosixPath("/opt/plates/model_repository")
+STOP_GRACE_S = 40  # compose's stop_grace_period; tritonserver's --exit-timeout-secs is 30
+
+
+def test_container_runs_as_uid_1000_on_a_read_only_root(engine, container):
+    assert engine("exec", container, "id", "-u").stdout.strip() == "1000"
+    assert engine.inspect(container, "{{.HostConfig.ReadonlyRootfs}}") == "true"
+    denied = engine("exec", container, "touch", "/opt/plates/model_repository/probe", check=False)
+    assert denied.returncode != 0 and "Read-only file system" in denied.stderr, denied
+
+
+def test_image_health_check_passes(engine, container):
+    if engine.command[0] == "podman":
+        # Podman schedules health checks through systemd timers, which a container host may lack: run it now.
+        assert engine("healthcheck", "run", container, check=False).returncode == 0
+        return
+    deadline = time.monotonic() + 60
+    while (status := engine.inspect(container, "{{.State.Health.Status}}")) != "healthy":
+        assert status == "starting" and time.monotonic() < deadline, status
+        time.sleep(2)
+
+
+def files_under(engine, image: str, folder: str) -> set[str]:
+    found = engine("run", "--rm", "--user", "root", "--entrypoint", "find", image, folder, "-type", "f", timeout=300)
+    return set(found.stdout.split())
+
+
+def test_image_holds_the_model_repository_and_nothing_of_the_workspace(engine, image):
+    tracked = subprocess.run(
+        ["git", "ls-files", "model_repository"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    generated = [str(path.relative_to(PROJECT_ROOT)) for path in generated_files(PROJECT_ROOT / "model_repository")]
+    expected = {f"/opt/plates/{path}" for path in [*tracked, *generated, "convert/build_model_repository.py"]}
+    # No tests, virtual environment, caches, training runs or local stand-in backend: /opt/plates is exactly the
+    # repository the build script made, and the recognizer checkpoints it was made from are nowhere. (Ultralytics
+    # installs its own tests as a top-level `tests` package: only this project's are looked for.)
+    assert files_under(engine, image, "/opt/plates") == expected
+    checkpoints = engine(
+        "run", "--rm", "--user", "root", "--entrypoint", "find", image, "/", "-xdev",
+        "(", "-name", "stn.pth", "-o", "-name", "lprnet.pth", "-o", "-name", ".venv", "-o", "-path", "/root/.cache/*",
+        "-o", "-path", "*/tests/integration", "-o", "-name", "runs", "-path", "/opt/*", ")", "-print",
+        timeout=300,
+    ).stdout.split()  # fmt: skip
+    assert checkpoints == []
+
+
+def test_stop_lets_requests_in_flight_finish_and_exits_zero(engine, container, url, samples):
+    image = read_image(samples / "car.jpg")
+
+    def recognize() -> list[str]:
+        with PlatesClient(url, timeout=STOP_GRACE_S) as client:
+            return [plate.text for plate in client.recognize(image)]
+
+    with ThreadPoolExecutor(4) as pool:
+        in_flight = [pool.submit(recognize) for _ in range(4)]
+        time.sleep(0.3)  # sent: the server holds them when the stop arrives
+        started = time.monotonic()
+        engine("stop", "-t", str(STOP_GRACE_S), container, timeout=STOP_GRACE_S + 30)
+        stopped_s = time.monotonic() - started
+        readings = [future.result() for future in in_flight]
+    assert all("B840CK197" in texts for texts in readings), readings
+    assert engine.inspect(container, "{{.State.ExitCode}}") == "0"
+    assert stopped_s < STOP_GRACE_S, f"stop took {stopped_s:.0f} s: the engine killed the server"
+    assert not is_ready(url)
+
