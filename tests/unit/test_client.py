@@ -59,7 +59,8 @@ def test_candidates_appear_in_json_and_plain_output_only_when_asked_for():
         {"text": "A123BC77", "score": 0.6}
     ]
     assert "candidates" not in format_plain("a.jpg", plates)
-    assert format_plain("a.jpg", plates, candidates=5).splitlines()[-1] == "    candidates: A123BC77 0.600, A123BC777 0.100"
+    last = format_plain("a.jpg", plates, candidates=5).splitlines()[-1]
+    assert last == "    candidates: A123BC77 0.600, A123BC777 0.100"
 
 
 def test_json_line_has_the_documented_fields():
