@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -11,7 +11,7 @@ from plates.images import check_image
 from plates.readiness import normalize_url
 
 MODEL = "plate_recognition"
-OUTPUTS = ("coordinates", "texts", "scores", "text_scores")
+OUTPUTS = ("coordinates", "texts", "scores", "text_scores", "candidates", "candidate_scores")
 
 
 @dataclass(frozen=True)
@@ -20,25 +20,63 @@ class Plate:
     box: list[float]  # x1, y1, x2, y2 in the photo's pixels
     score: float  # detector confidence
     text_score: float = 0.0  # probability of the text under the recognizer
+    # (text, probability) of the likeliest texts, best first, also where `text` is None because its score fell
+    # below the server's min_text_score
+    candidates: list[tuple[str, float]] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+    def to_dict(self, candidates: int = 0) -> dict:
+        """The fields as JSON takes them; the first `candidates` candidates only if asked for."""
+        fields = asdict(self)
+        del fields["candidates"]
+        if candidates:
+            fields["candidates"] = [{"text": t, "score": s} for t, s in self.candidates[:candidates]]
+        return fields
 
 
 def plates_from_outputs(
-    coordinates: np.ndarray, texts: np.ndarray, scores: np.ndarray, text_scores: np.ndarray
+    coordinates: np.ndarray,
+    texts: np.ndarray,
+    scores: np.ndarray,
+    text_scores: np.ndarray,
+    candidates: np.ndarray | None = None,
+    candidate_scores: np.ndarray | None = None,
 ) -> list[Plate]:
-    """The server's outputs as Plate objects, checked for agreeing lengths."""
+    """The server's outputs as Plate objects, checked for agreeing lengths; candidates' padding dropped."""
     coordinates = np.asarray(coordinates, dtype=np.float32).reshape(-1, 4)
     if not len(coordinates) == len(texts) == len(scores) == len(text_scores):
         raise PlatesError(
             f"server answered {len(coordinates)} boxes, {len(texts)} texts, {len(scores)} scores and "
             f"{len(text_scores)} text scores: they must agree"
         )
-    decoded = [t.decode() if isinstance(t, bytes) else str(t) for t in texts]
+    decoded = [_text(t) for t in texts]
+    alternatives = _candidates(candidates, candidate_scores, len(coordinates))
     return [
-        Plate(text or None, [round(float(v), 1) for v in box], round(float(score), 4), round(float(text_score), 4))
-        for box, text, score, text_score in zip(coordinates, decoded, scores, text_scores)
+        Plate(
+            text or None,
+            [round(float(v), 1) for v in box],
+            round(float(score), 4),
+            round(float(text_score), 4),
+            alternative,
+        )
+        for box, text, score, text_score, alternative in zip(coordinates, decoded, scores, text_scores, alternatives)
+    ]
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _candidates(texts: np.ndarray | None, scores: np.ndarray | None, plates: int) -> list[list[tuple[str, float]]]:
+    if texts is None or scores is None:
+        return [[] for _ in range(plates)]
+    if not np.ndim(texts) == np.ndim(scores) == 2 or np.shape(texts) != np.shape(scores) or len(texts) != plates:
+        raise PlatesError(
+            f"server answered {plates} boxes, candidates {list(np.shape(texts))} and candidate scores "
+            f"{list(np.shape(scores))}: they must be [{plates}, K] both"
+        )
+    return [
+        [(_text(t), round(float(s), 4)) for t, s in zip(row_texts, row_scores) if _text(t)]
+        for row_texts, row_scores in zip(texts, scores)
     ]
 
 

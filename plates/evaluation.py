@@ -27,11 +27,19 @@ each label and each prediction at most once. From the matches:
 - small-plate recall: the same recall over labels narrower than 40 px (x2 - x1 < 40 in the photo's pixels);
 - recognition accuracy = of the matched labels that carry a text, those whose prediction's text equals it exactly;
 - end-to-end accuracy = of all the labelled texts (per plate, and photo-level), those found exactly among the
-  texts the server returned for that photo (one returned text answers one labelled text).
+  texts the server returned for that photo (one returned text answers one labelled text);
+- texts on unmatched boxes: the texts read on predictions that match no labelled plate (signs, logos, and
+  plates left unlabelled);
+- right readings blanked: labelled texts not returned, but the top candidate of one of the photo's plates whose
+  text the server blanked (its text_score under min_text_score): what the threshold cost.
+
+A plate's top candidate is its text before the server's min_text_score, so `with_min_text_score` re-decides the
+texts for another threshold without asking the server again; `sweep` scores several.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections import Counter
@@ -79,6 +87,8 @@ class Prediction(Protocol):
     text: str | None
     box: Sequence[float]
     score: float
+    text_score: float
+    candidates: Sequence[tuple[str, float]]  # (text, probability), best first, also where text is None
 
 
 # --------------------------------------------------------------------------------------------------- manifests
@@ -391,6 +401,8 @@ class Report:
     recognition: Ratio = field(default_factory=Ratio)  # exact texts / matched labels with a text
     end_to_end: Ratio = field(default_factory=Ratio)  # labelled texts found among the photo's texts / labelled texts
     errors: list[PhotoErrors] = field(default_factory=list)  # photos with at least one error, in manifest order
+    unmatched_texts: list[str] = field(default_factory=list)  # texts read on predictions that match no label
+    blanked_right: int = 0  # labelled texts missed only because min_text_score blanked the plate that read them
     iou_threshold: float = IOU_THRESHOLD
     small_width: float = SMALL_WIDTH
 
@@ -435,14 +447,20 @@ def evaluate(
                 errors.false_positives.append(
                     {"box": _box(prediction.box), "text": prediction.text, "score": float(prediction.score)}
                 )
+                if prediction.text is not None:
+                    report.unmatched_texts.append(prediction.text)
         returned = [p.text for p in predictions if p.text is not None]
         available = Counter(returned)
+        blanked = Counter(p.candidates[0][0] for p in predictions if p.text is None and p.candidates)
         for text in photo.texts:
             found = available[text] > 0
             available[text] -= int(found)
             report.end_to_end.add(found)
             if not found:
                 errors.texts_not_found.append({"expected": text, "returned": returned})
+                if blanked[text] > 0:
+                    blanked[text] -= 1
+                    report.blanked_right += 1
         if errors:
             report.errors.append(errors)
     return report
@@ -450,6 +468,27 @@ def evaluate(
 
 def _box(box: Sequence[float]) -> list[float]:
     return [round(float(v), 1) for v in box]
+
+
+def with_min_text_score(predictions: Sequence[Prediction], threshold: float) -> list[Prediction]:
+    """The predictions as the server would return them with min_text_score = `threshold`: each plate's top
+    candidate as its text where it scores at least `threshold`, no text otherwise."""
+    decided = []
+    for prediction in predictions:
+        text, score = prediction.candidates[0] if prediction.candidates else (None, 0.0)
+        kept = text is not None and score >= threshold
+        decided.append(dataclasses.replace(prediction, text=text if kept else None, text_score=score if kept else 0.0))
+    return decided
+
+
+def sweep(
+    photos: Sequence[LabelledPhoto], predictions_by_photo: Sequence[Sequence[Prediction]], thresholds: Sequence[float]
+) -> list[tuple[float, Report]]:
+    """(min_text_score, report) for each of `thresholds`, from the same predictions (see `with_min_text_score`)."""
+    return [
+        (threshold, evaluate(photos, [with_min_text_score(p, threshold) for p in predictions_by_photo]))
+        for threshold in thresholds
+    ]
 
 
 # ----------------------------------------------------------------------------------------------------- output
@@ -515,8 +554,25 @@ def format_report(report: Report) -> str:
         "  exact texts of the detected labelled plates that carry one",
         f"end-to-end    {_value(r.end_to_end)} ({r.end_to_end.hits}/{r.end_to_end.total})"
         "  labelled texts found among their photo's texts",
+        f"texts on unmatched boxes  {len(r.unmatched_texts)}  {', '.join(r.unmatched_texts)}".rstrip(),
+        f"right readings blanked    {r.blanked_right}  by the server's min_text_score",
         format_summary(report),
     ]
+    return "\n".join(lines)
+
+
+def format_sweep(sweep: Sequence[tuple[float, Report]]) -> str:
+    """A table: per min_text_score, recognition and end-to-end accuracy, texts on unmatched boxes, right
+    readings blanked."""
+    lines = [
+        "min_text_score  recognition       end-to-end        texts on unmatched boxes  right readings blanked",
+    ]
+    for threshold, r in sweep:
+        recognition = f"{_value(r.recognition)} ({r.recognition.hits}/{r.recognition.total})"
+        end_to_end = f"{_value(r.end_to_end)} ({r.end_to_end.hits}/{r.end_to_end.total})"
+        lines.append(
+            f"{threshold:<14g}  {recognition:<16}  {end_to_end:<16}  {len(r.unmatched_texts):<24}  {r.blanked_right}"
+        )
     return "\n".join(lines)
 
 
@@ -533,10 +589,24 @@ def report_to_dict(report: Report) -> dict:
             "end_to_end_accuracy": report.end_to_end.to_dict(),
         },
         "errors": [errors.to_dict() for errors in report.errors],
+        "unmatched_texts": report.unmatched_texts,
+        "blanked_right": report.blanked_right,
         "summary": format_summary(report),
     }
 
 
-def report_to_json(report: Report) -> str:
-    """The whole report as one JSON document."""
-    return json.dumps(report_to_dict(report), ensure_ascii=False, indent=2)
+def report_to_json(report: Report, sweep: Sequence[tuple[float, Report]] = ()) -> str:
+    """The whole report as one JSON document, with the reports of a min_text_score `sweep` if given."""
+    document = report_to_dict(report)
+    if sweep:
+        document["min_text_score_sweep"] = [
+            {
+                "min_text_score": threshold,
+                "recognition_accuracy": r.recognition.to_dict(),
+                "end_to_end_accuracy": r.end_to_end.to_dict(),
+                "unmatched_texts": r.unmatched_texts,
+                "blanked_right": r.blanked_right,
+            }
+            for threshold, r in sweep
+        ]
+    return json.dumps(document, ensure_ascii=False, indent=2)

@@ -28,7 +28,7 @@ def add_url_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def format_plain(path: str, plates: list[Plate]) -> str:
+def format_plain(path: str, plates: list[Plate], candidates: int = 0) -> str:
     if not plates:
         return f"{path}: no plates"
     lines = [f"{path}: {len(plates)} plate{'s' if len(plates) != 1 else ''}"]
@@ -37,11 +37,20 @@ def format_plain(path: str, plates: list[Plate]) -> str:
         lines.append(
             f"  {plate.text or '(unread)':<10} box=({box}) score={plate.score:.2f} text_score={plate.text_score:.2f}"
         )
+        if candidates and plate.candidates:
+            lines.append("    candidates: " + ", ".join(f"{t} {s:.3f}" for t, s in plate.candidates[:candidates]))
     return "\n".join(lines)
 
 
-def format_json(path: str, plates: list[Plate]) -> str:
-    return json.dumps({"image": path, "plates": [p.to_dict() for p in plates]}, ensure_ascii=False)
+def format_json(path: str, plates: list[Plate], candidates: int = 0) -> str:
+    return json.dumps({"image": path, "plates": [p.to_dict(candidates) for p in plates]}, ensure_ascii=False)
+
+
+def non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,6 +59,14 @@ def main(argv: list[str] | None = None) -> int:
     add_url_option(parser)
     parser.add_argument("--json", action="store_true", help="one JSON object per line per image")
     parser.add_argument("--draw", type=Path, metavar="DIR", help="also write each photo with its plates drawn to DIR")
+    parser.add_argument(
+        "--candidates",
+        type=non_negative_int,
+        default=0,
+        metavar="K",
+        help="also print up to K likeliest texts of each plate with their probabilities (the server sends up to "
+        "its `candidates` parameter, 3 by default), in --json too",
+    )
     args = parser.parse_args(argv)
 
     try:
@@ -70,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"error: {error}", file=sys.stderr)
                 status = status or error.exit_code
                 continue
-            print(format_json(path, plates) if args.json else format_plain(path, plates), flush=True)
+            formatted = format_json if args.json else format_plain
+            print(formatted(path, plates, args.candidates), flush=True)
             if args.draw:
                 args.draw.mkdir(parents=True, exist_ok=True)
                 cv2.imwrite(str(args.draw / f"{Path(path).stem}.plates.jpg"), draw_plates(image, plates))

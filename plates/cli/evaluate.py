@@ -10,10 +10,11 @@ import sys
 
 from plates.cli.client import add_url_option
 from plates.client import Plate, PlatesClient
-from plates.evaluation import evaluate, format_report, load_manifest, report_to_json
+from plates.evaluation import evaluate, format_report, format_sweep, load_manifest, report_to_json, sweep
 from plates.exceptions import naming
 from plates.images import read_image
 from plates.readiness import require_ready
+from plates.serving.model_config import unit_float
 
 PROGRESS_EVERY = 10
 
@@ -37,6 +38,15 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
     add_url_option(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of the plain report")
     parser.add_argument("--split", default="val", help="the split of a YOLO dataset to evaluate (default val)")
+    parser.add_argument(
+        "--min-text-score",
+        nargs="+",
+        type=_threshold,
+        default=[],
+        metavar="T",
+        help="also score the texts as the server would return them with each of these min_text_score values, "
+        "re-decided from the plates' candidates (one pass over the photos)",
+    )
     parser.set_defaults(run=run_eval)
     return parser
 
@@ -52,5 +62,18 @@ def run_eval(args: argparse.Namespace) -> int:
             if number % PROGRESS_EVERY == 0 or number == len(photos):
                 print(f"eval: {number}/{len(photos)} photos", file=sys.stderr, flush=True)
     report = evaluate(photos, predictions)
-    print(report_to_json(report) if args.json else format_report(report), flush=True)
+    swept = sweep(photos, predictions, args.min_text_score)
+    if args.json:
+        print(report_to_json(report, swept), flush=True)
+    else:
+        if swept:
+            print(format_sweep(swept) + "\n", flush=True)
+        print(format_report(report), flush=True)
     return 0
+
+
+def _threshold(text: str) -> float:
+    try:
+        return unit_float(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r}: {error}") from error

@@ -15,8 +15,19 @@ DEFAULT_BEAM_WIDTH = 10
 
 @dataclass(frozen=True)
 class Reading:
-    text: str  # the likeliest valid plate, "" where the logits support none
-    confidence: float  # probability of that text under the model (all frame paths summed), 0 where none
+    """Every valid plate text the search found, with its probability, likeliest first; empty where none."""
+
+    candidates: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def text(self) -> str:
+        """The likeliest valid plate, "" where the logits support none."""
+        return self.candidates[0][0] if self.candidates else ""
+
+    @property
+    def confidence(self) -> float:
+        """Probability of `text` under the model (all frame paths summed), 0 where none."""
+        return self.candidates[0][1] if self.candidates else 0.0
 
 
 def log_softmax(logits: np.ndarray, axis: int) -> np.ndarray:
@@ -34,24 +45,28 @@ def read_plates(logits: np.ndarray, beam_width: int = DEFAULT_BEAM_WIDTH) -> lis
         raise ValueError(f"expected logits shaped [N, {BLANK + 1}, T], got {list(logits.shape)}")
     readings = []
     for plate in log_softmax(logits.astype(np.float64), axis=1):
-        valid = [(t, p) for t, p in prefix_beam_search(plate, beam_width, is_plate_prefix) if is_valid_plate(t)]
-        readings.append(Reading(valid[0][0], float(np.exp(valid[0][1]))) if valid else Reading("", 0.0))
+        beams = prefix_beam_search(plate, beam_width, is_plate_prefix)
+        readings.append(Reading(tuple((t, float(np.exp(p))) for t, p in beams if is_valid_plate(t))))
     return readings
 
 
 def vote(readings: Sequence[Reading], per_plate: int) -> list[Reading]:
-    """One reading per plate from `per_plate` readings of each (consecutive): the text with the most summed
-    confidence, with that sum spread over all the plate's readings as its confidence."""
+    """One reading per plate from `per_plate` readings of each (consecutive): every text any of them found, with
+    its probability summed over them and spread over all the plate's readings, likeliest first.
+
+    Summing every text a cut found, not only its best, ranks the runners-up too; on the dev sets it picked the
+    same text as summing each cut's best only, for every plate (README, Candidates and phantom texts).
+    """
     if per_plate < 1 or len(readings) % per_plate:
         raise ValueError(f"{len(readings)} readings do not split into groups of {per_plate}")
     voted = []
     for start in range(0, len(readings), per_plate):
         totals: dict[str, float] = {}
         for reading in readings[start : start + per_plate]:
-            if reading.text:
-                totals[reading.text] = totals.get(reading.text, 0.0) + reading.confidence
-        text = max(totals, key=totals.__getitem__) if totals else ""
-        voted.append(Reading(text, totals.get(text, 0.0) / per_plate))
+            for text, probability in reading.candidates:
+                totals[text] = totals.get(text, 0.0) + probability
+        ranked = sorted(totals.items(), key=lambda item: -item[1])
+        voted.append(Reading(tuple((text, total / per_plate) for text, total in ranked)))
     return voted
 
 

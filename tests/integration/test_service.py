@@ -26,6 +26,24 @@ def test_car_photo_reads_the_reference_plate_in_its_box(triton_url, samples):
     assert iou(read[0].box, REFERENCE_BOX) >= 0.5, read[0].box
 
 
+def test_car_plate_comes_back_with_its_candidates(http_client, triton_url, samples):
+    image = cv2.imread(str(samples / "car.jpg"))
+    request = httpclient.InferInput("input__0", list(image.shape), "UINT8")
+    request.set_data_from_numpy(image)
+    names = ("texts", "text_scores", "candidates", "candidate_scores")
+    outputs = [httpclient.InferRequestedOutput(name) for name in names]
+    result = http_client.infer("plate_recognition", [request], outputs=outputs)
+    texts, text_scores, candidates, candidate_scores = (result.as_numpy(name) for name in names)
+    assert candidates.shape == candidate_scores.shape == (len(texts), 3)
+    row = [t.decode() for t in texts].index("B840CK197")
+    assert candidates[row][0].decode() == "B840CK197" and candidate_scores[row][0] == text_scores[row]
+    assert all(c.decode() for c in candidates[row]), candidates[row]  # a 38 px plate has runners-up
+    assert list(candidate_scores[row]) == sorted(candidate_scores[row], reverse=True)
+    with PlatesClient(triton_url) as client:
+        [plate] = [p for p in client.recognize(image) if p.text == "B840CK197"]
+    assert plate.candidates[0] == ("B840CK197", plate.text_score) and len(plate.candidates) == 3
+
+
 def test_bench_times_a_photo_and_attributes_its_requests_to_each_model(triton_url, samples, capsys):
     assert main(["bench", str(samples / "car.jpg"), "--requests", "2", "--warmup", "1", "--url", triton_url]) == 0
     lines = capsys.readouterr().out.splitlines()

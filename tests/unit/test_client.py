@@ -25,6 +25,44 @@ def test_plates_from_outputs_rejects_disagreeing_lengths():
         plates_from_outputs(np.zeros((1, 4)), np.array([]), np.array([0.5]), np.array([0.5]))
 
 
+def test_plates_from_outputs_reads_candidates_without_their_padding():
+    plates = plates_from_outputs(
+        np.array([[1, 2, 3, 4], [5, 6, 7, 8]], np.float32),
+        np.array([b"B840CK197", b""]),
+        np.array([0.9, 0.4]),
+        np.array([0.41, 0.0]),
+        np.array([[b"B840CK197", b"B840OK197"], [b"MAF1A77", b""]], dtype=np.object_),
+        np.array([[0.41, 0.27], [0.008, 0.0]], np.float32),
+    )
+    assert plates[0].candidates == [("B840CK197", 0.41), ("B840OK197", 0.27)]
+    assert plates[1].text is None and plates[1].candidates == [("MAF1A77", 0.008)]
+
+
+def test_plates_from_outputs_rejects_candidates_that_do_not_line_up():
+    with pytest.raises(PlatesError, match=r"1 boxes, candidates \[2, 3\] and candidate scores \[2, 3\]"):
+        plates_from_outputs(
+            np.zeros((1, 4)), np.array([b""]), np.array([0.5]), np.array([0.0]), np.zeros((2, 3)), np.zeros((2, 3))
+        )
+
+
+def test_candidates_appear_in_json_and_plain_output_only_when_asked_for():
+    plates = plates_from_outputs(
+        np.array([[1, 2, 3, 4]]),
+        np.array([b"A123BC77"]),
+        np.array([0.5]),
+        np.array([0.6]),
+        np.array([[b"A123BC77", b"A123BC777", b""]], dtype=np.object_),
+        np.array([[0.6, 0.1, 0.0]]),
+    )
+    assert "candidates" not in json.loads(format_json("a.jpg", plates))["plates"][0]
+    assert json.loads(format_json("a.jpg", plates, candidates=1))["plates"][0]["candidates"] == [
+        {"text": "A123BC77", "score": 0.6}
+    ]
+    assert "candidates" not in format_plain("a.jpg", plates)
+    last = format_plain("a.jpg", plates, candidates=5).splitlines()[-1]
+    assert last == "    candidates: A123BC77 0.600, A123BC777 0.100"
+
+
 def test_json_line_has_the_documented_fields():
     plates = plates_from_outputs(np.array([[1, 2, 3, 4]]), np.array([b""]), np.array([0.5]), np.array([0.0]))
     assert json.loads(format_json("a.jpg", plates)) == {

@@ -71,15 +71,38 @@ def test_is_plate_prefix_follows_the_formats():
     assert log_softmax(np.zeros((2, 1)), 0)[0, 0] == pytest.approx(np.log(0.5))
 
 
+def test_read_plates_lists_every_valid_text_of_the_beam_likeliest_first():
+    logits = logits_for(indices("B840CK197"))
+    logits[ALPHABET.index("O"), indices("B840CK197").index(ALPHABET.index("C"))] = 4.0
+    [reading] = read_plates(logits[None])
+    texts = [text for text, _ in reading.candidates]
+    assert texts[:2] == ["B840CK197", "B840OK197"]
+    assert reading.text == "B840CK197" and reading.confidence == reading.candidates[0][1]
+    scores = [score for _, score in reading.candidates]
+    assert scores == sorted(scores, reverse=True) and sum(scores) <= 1.0
+
+
+def read(*candidates: tuple[str, float]) -> Reading:
+    return Reading(tuple(candidates))
+
+
 def test_vote_keeps_the_text_the_cuts_agree_on():
-    readings = [Reading("B840OK197", 0.6), Reading("B840CK197", 0.5), Reading("B840CK197", 0.4)]
-    readings += [Reading("", 0.0), Reading("", 0.0), Reading("A123BC77", 0.3)]
+    readings = [read(("B840OK197", 0.6)), read(("B840CK197", 0.5)), read(("B840CK197", 0.4))]
+    readings += [read(), read(), read(("A123BC77", 0.3))]
     first, second = vote(readings, per_plate=3)
     assert first.text == "B840CK197" and first.confidence == pytest.approx(0.3)
     assert second.text == "A123BC77" and second.confidence == pytest.approx(0.1)
 
 
+def test_vote_ranks_every_text_of_every_cut_by_its_summed_probability():
+    readings = [read(("B840OK197", 0.6), ("B840CK197", 0.3)), read(("B840CK197", 0.5), ("B840OK197", 0.1))]
+    [plate] = vote(readings, per_plate=2)
+    assert [text for text, _ in plate.candidates] == ["B840CK197", "B840OK197"]
+    assert [score for _, score in plate.candidates] == pytest.approx([0.4, 0.35])
+
+
 def test_vote_of_unread_cuts_is_unread_and_groups_must_divide():
-    assert vote([Reading("", 0.0)] * 2, per_plate=2) == [Reading("", 0.0)]
+    assert vote([read()] * 2, per_plate=2) == [read()]
+    assert vote([read()] * 2, per_plate=2)[0].text == "" and read().confidence == 0.0
     with pytest.raises(ValueError, match="5 readings do not split into groups of 2"):
-        vote([Reading("", 0.0)] * 5, per_plate=2)
+        vote([read()] * 5, per_plate=2)

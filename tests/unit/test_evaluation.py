@@ -18,6 +18,8 @@ from plates.evaluation import (
     load_manifest,
     match,
     report_to_json,
+    sweep,
+    with_min_text_score,
 )
 from plates.exceptions import InvalidInputError, PlatesError, ServerUnavailableError
 
@@ -137,6 +139,44 @@ def test_photo_level_text_counts_for_end_to_end_only():
 def test_evaluate_rejects_predictions_that_do_not_line_up_with_photos():
     with pytest.raises(ValueError, match="1 photos but 0 prediction lists"):
         evaluate([photo()], [])
+
+
+def test_texts_read_on_unmatched_boxes_are_counted_and_listed():
+    photos = [photo(LabelledPlate((0, 0, 100, 20), "A123BC77"), name="a.jpg")]
+    read, sign = Plate("A123BC77", [0, 0, 100, 20], 0.9), Plate("M100MM77", [300, 0, 400, 20], 0.4)
+    unread = Plate(None, [0, 50, 9, 60], 0.3)
+    report = evaluate(photos, [[read, sign, unread]])
+    assert report.unmatched_texts == ["M100MM77"]
+    assert "texts on unmatched boxes  1  M100MM77" in format_report(report)
+
+
+def test_a_right_reading_blanked_by_min_text_score_is_counted_as_its_cost():
+    photos = [photo(LabelledPlate((0, 0, 100, 20), "A123BC77"), LabelledPlate((200, 0, 300, 20), "B456CE99"))]
+    blanked = Plate(None, [0, 0, 100, 20], 0.9, 0.0, [("A123BC77", 0.01)])
+    unread = Plate(None, [200, 0, 300, 20], 0.9, 0.0, [("B456CE90", 0.01)])  # a wrong text, blanked: no cost
+    report = evaluate(photos, [[blanked, unread]])
+    assert report.blanked_right == 1 and report.end_to_end.hits == 0
+    assert "right readings blanked    1" in format_report(report)
+
+
+def test_with_min_text_score_re_decides_texts_from_the_top_candidate():
+    plates = [
+        Plate(None, [0, 0, 1, 1], 0.9, 0.0, [("A123BC77", 0.02), ("A123BC777", 0.01)]),
+        Plate("B456CE99", [0, 0, 1, 1], 0.9, 0.5, [("B456CE99", 0.5)]),
+        Plate(None, [0, 0, 1, 1], 0.9),  # no valid text at all
+    ]
+    assert [p.text for p in with_min_text_score(plates, 0.01)] == ["A123BC77", "B456CE99", None]
+    assert [p.text for p in with_min_text_score(plates, 0.03)] == [None, "B456CE99", None]
+    assert [p.text_score for p in with_min_text_score(plates, 0.03)] == [0.0, 0.5, 0.0]
+
+
+def test_sweep_scores_each_threshold_from_the_same_predictions():
+    photos = [photo(LabelledPlate((0, 0, 100, 20), "A123BC77"), name="a.jpg")]
+    plate = Plate("A123BC77", [0, 0, 100, 20], 0.9, 0.2, [("A123BC77", 0.2)])
+    sign = Plate("M100MM77", [300, 0, 400, 20], 0.4, 0.01, [("M100MM77", 0.01)])
+    (low, at_low), (high, at_high) = sweep(photos, [[plate, sign]], [0.0, 0.5])
+    assert (low, at_low.recognition.hits, at_low.unmatched_texts, at_low.blanked_right) == (0.0, 1, ["M100MM77"], 0)
+    assert (high, at_high.recognition.hits, at_high.unmatched_texts, at_high.blanked_right) == (0.5, 0, [], 1)
 
 
 # ---------------------------------------------------------------------------------------------- output
@@ -374,7 +414,7 @@ class FakeClient:
         self.url = url
 
     def recognize(self, image: np.ndarray) -> list[Plate]:
-        return [Plate("A123BC77", [0.0, 0.0, 1.0, 1.0], 0.9)]
+        return [Plate("A123BC77", [0.0, 0.0, 1.0, 1.0], 0.9, 0.8, [("A123BC77", 0.8)])]
 
     def __enter__(self) -> "FakeClient":
         return self
@@ -399,6 +439,25 @@ def test_run_eval_prints_progress_and_ends_with_the_summary(tmp_path, fake_serve
         "detection R 1.000 P 1.000 (n=12) | small<40px R 1.000 (n=12) | recognition 1.000 (n=12) | "
         "end-to-end 1.000 (n=12) | 12 photos"
     )
+
+
+def test_run_eval_sweeps_min_text_score_before_the_report(tmp_path, fake_server, capsys):
+    path = write_manifest(tmp_path, [{"image": "a.png", "plates": [{"box": [0, 0, 1, 1], "text": "A123BC77"}]}])
+    assert cli.run_eval(parse(["eval", str(path), "--min-text-score", "0", "0.9"])) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("min_text_score  recognition")
+    assert lines[1].split() == ["0", "1.000", "(1/1)", "1.000", "(1/1)", "0", "0"]
+    assert lines[2].split() == ["0.9", "0.000", "(0/1)", "0.000", "(0/1)", "0", "1"]
+    assert lines[-1].startswith("detection R 1.000")
+    assert cli.run_eval(parse(["eval", str(path), "--json", "--min-text-score", "0.9"])) == 0
+    [row] = json.loads(capsys.readouterr().out)["min_text_score_sweep"]
+    assert row["min_text_score"] == 0.9 and row["blanked_right"] == 1
+
+
+def test_eval_parser_refuses_a_min_text_score_outside_0_to_1(capsys):
+    with pytest.raises(SystemExit):
+        parse(["eval", "m.json", "--min-text-score", "1.5"])
+    assert "'1.5': must be between 0 and 1" in capsys.readouterr().err
 
 
 def test_run_eval_json_prints_one_document(tmp_path, fake_server, capsys):

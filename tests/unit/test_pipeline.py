@@ -4,7 +4,8 @@ import torch
 
 from plates.exceptions import SubModelError
 from plates.recognition.alphabet import ALPHABET, BLANK, NUM_CLASSES
-from plates.serving.pipeline import recognize
+from plates.recognition.ctc import Reading
+from plates.serving.pipeline import pad_candidates, recognize
 
 
 def logits_reading(text: str) -> torch.Tensor:
@@ -84,3 +85,39 @@ def test_recognize_votes_over_the_cuts_of_each_plate():
     plates = recognize(torch.zeros(10, 10, 3, dtype=torch.uint8), models, max_batch_size=32)
     assert plates.texts == ["B840CK197", "A123BC78"]
     assert plates.text_scores.shape == (2,) and plates.boxes.shape == (2, 4)
+
+
+def test_recognize_pads_each_plates_candidates_to_k():
+    models = FakeModels(["B840CK197", "B840"])
+    plates = recognize(torch.zeros(10, 10, 3, dtype=torch.uint8), models, max_batch_size=32, candidates=3)
+    assert plates.candidates.shape == plates.candidate_scores.shape == (2, 3)
+    assert plates.candidates[0, 0] == "B840CK197" and plates.candidate_scores[0, 0] == plates.text_scores[0]
+    assert plates.candidates[1].tolist() == ["", "", ""] and plates.candidate_scores[1].tolist() == [0, 0, 0]
+    assert plates.candidate_scores.dtype == np.float32
+
+
+def test_recognize_without_plates_answers_candidates_shaped_zero_by_k():
+    plates = recognize(torch.zeros(10, 10, 3, dtype=torch.uint8), FakeModels([]), max_batch_size=32, candidates=4)
+    assert plates.candidates.shape == plates.candidate_scores.shape == (0, 4)
+
+
+def test_pad_candidates_keeps_the_k_likeliest_and_pads_the_rest():
+    readings = [Reading((("A123BC77", 0.5), ("A123BC777", 0.2), ("A128BC77", 0.1))), Reading((("X777AM777", 0.9),))]
+    texts, scores = pad_candidates(readings, 2)
+    assert texts.tolist() == [["A123BC77", "A123BC777"], ["X777AM777", ""]]
+    np.testing.assert_allclose(scores, [[0.5, 0.2], [0.9, 0.0]])
+
+
+def test_recognize_blanks_a_text_scored_below_min_text_score_but_keeps_its_candidates():
+    class UnsureOfTheSecond(FakeModels):
+        def __call__(self, model, inputs, outputs):
+            answer = super().__call__(model, inputs, outputs)
+            if model == "lprnet":
+                answer["output__0"][1] *= 0.4  # the same best path, with a low probability
+            return answer
+
+    models = UnsureOfTheSecond(["B840CK197", "A123BC77"])
+    plates = recognize(torch.zeros(10, 10, 3, dtype=torch.uint8), models, max_batch_size=32, min_text_score=0.5)
+    assert plates.texts == ["B840CK197", ""]
+    assert plates.text_scores[0] > 0.5 and plates.text_scores[1] == 0.0
+    assert plates.candidates[1, 0] == "A123BC77" and 0 < plates.candidate_scores[1, 0] < 0.5

@@ -6,7 +6,7 @@ import numpy as np
 import triton_python_backend_utils as pb_utils
 
 from plates.exceptions import SubModelError
-from plates.serving.model_config import ModelConfig, positive_int
+from plates.serving.model_config import ModelConfig, positive_int, unit_float
 from plates.serving.pipeline import recognize
 from plates.serving.triton_adapter import answer_each, to_torch, to_triton
 
@@ -33,17 +33,23 @@ class TritonPythonModel:
         config.tensor("output", "texts", "TYPE_STRING", [-1])
         config.tensor("output", "scores", "TYPE_FP32", [-1])
         config.tensor("output", "text_scores", "TYPE_FP32", [-1])
+        config.tensor("output", "candidates", "TYPE_STRING", [-1, -1])
+        config.tensor("output", "candidate_scores", "TYPE_FP32", [-1, -1])
         self.max_batch_size = config.parameter("recognizer_max_batch_size", positive_int)
+        self.candidates = config.parameter("candidates", positive_int)
+        self.min_text_score = config.parameter("min_text_score", unit_float)
 
     def execute(self, requests):
         return answer_each(pb_utils, "plate_recognition", requests, self._outputs)
 
     def _outputs(self, request):
         image = to_torch(pb_utils.get_input_tensor_by_name(request, "input__0"))
-        plates = recognize(image, infer, self.max_batch_size)
+        plates = recognize(image, infer, self.max_batch_size, self.candidates, self.min_text_score)
         return [
             pb_utils.Tensor("coordinates", plates.boxes),
             pb_utils.Tensor("texts", np.array([t.encode() for t in plates.texts], dtype=np.object_)),
             pb_utils.Tensor("scores", plates.scores),
             pb_utils.Tensor("text_scores", plates.text_scores),
+            pb_utils.Tensor("candidates", np.vectorize(str.encode, otypes=[np.object_])(plates.candidates)),
+            pb_utils.Tensor("candidate_scores", plates.candidate_scores),
         ]

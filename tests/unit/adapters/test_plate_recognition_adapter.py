@@ -63,12 +63,27 @@ def test_orchestrator_answers_boxes_texts_and_scores(orchestrator, pb_utils):
     assert pb_utils.CALLS == ["yolo", "stn", "lprnet"]
 
 
+def test_orchestrator_answers_k_candidates_per_plate_as_bytes_and_scores(orchestrator, pb_utils):
+    fake_recognizer(pb_utils, [[1, 2, 3, 4], [5, 6, 7, 8]], ["B840CK197", "A12"])
+    [response] = orchestrator.execute([image_request(pb_utils, np.zeros((20, 30, 3), np.uint8))])
+    outputs = {t.name(): t.as_numpy() for t in response.output_tensors}
+    k = orchestrator.candidates
+    assert outputs["candidates"].shape == outputs["candidate_scores"].shape == (2, k)
+    assert outputs["candidates"][0, 0] == b"B840CK197" and outputs["candidates"][1].tolist() == [b""] * k
+    assert outputs["candidate_scores"].dtype == np.float32
+    assert outputs["candidate_scores"][0, 0] == outputs["text_scores"][0] and outputs["candidate_scores"][1].sum() == 0
+
+
+def test_orchestrator_reads_candidates_and_min_text_score_from_its_config(orchestrator):
+    assert orchestrator.candidates == 3 and 0 < orchestrator.min_text_score < 0.1
+
+
 def test_orchestrator_exits_early_without_plates(orchestrator, pb_utils):
     fake_recognizer(pb_utils, [], [])
     [response] = orchestrator.execute([image_request(pb_utils, np.zeros((20, 30, 3), np.uint8))])
     outputs = {t.name(): t.as_numpy() for t in response.output_tensors}
     assert outputs["coordinates"].shape == (0, 4) and outputs["texts"].shape == (0,)
-    assert outputs["scores"].shape == (0,)
+    assert outputs["scores"].shape == (0,) and outputs["candidates"].shape == (0, 3)
     assert pb_utils.CALLS == ["yolo"]
 
 
@@ -97,4 +112,12 @@ def test_orchestrator_refuses_a_config_with_a_wrong_output_type(load_adapter):
     config = json.loads(config_json(model_dir / "config.pbtxt"))
     config["output"][1]["data_type"] = "TYPE_FP32"
     with pytest.raises(Exception, match=r"model 'plate_recognition': output 'texts' must be TYPE_STRING"):
+        load_adapter(model_dir / "1" / "model.py", None, model_dir, config_override=json.dumps(config))
+
+
+def test_orchestrator_refuses_a_min_text_score_outside_0_to_1(load_adapter):
+    model_dir = REPOSITORY / "plate_recognition"
+    config = json.loads(config_json(model_dir / "config.pbtxt"))
+    config["parameters"]["min_text_score"] = {"string_value": "2"}
+    with pytest.raises(Exception, match=r"parameter 'min_text_score' = '2' is not a valid unit_float"):
         load_adapter(model_dir / "1" / "model.py", None, model_dir, config_override=json.dumps(config))
