@@ -63,6 +63,9 @@ class PlateTracker:
         # The trackers count patience in frames at 30 fps: at frame_rate 30, `track_buffer` is the frames a lost
         # track is kept, here the sampled frames in `lost_after` seconds.
         args.track_buffer = max(1, round(lost_after * fps))
+        # Matching on IoU alone: fusing in the detector's score (0.5 to 0.7 for plates) cuts the similarity of a
+        # small plate that moved between two sampled frames below the match threshold (README: Cameras and video).
+        args.fuse_score = False
         if kind == "botsort":
             args.with_reid = False
         self._tracker = (BOTSORT if kind == "botsort" else BYTETracker)(args, frame_rate=30)
