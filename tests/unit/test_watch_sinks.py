@@ -2,8 +2,6 @@ import csv
 import io
 import json
 import logging
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import numpy as np
 import pytest
@@ -17,36 +15,6 @@ EVENT = Event(
     "cam", 3, "B840CK197", 0.4, Region("197", "Moscow"), 1.0, 3.5, "2025-01-01T00:00:01.000Z",
     "2025-01-01T00:00:03.500Z", 12, [96.2, 331.8, 131.4, 344.0], 6,
 )  # fmt: skip
-
-
-class Receiver:
-    """An HTTP receiver on 127.0.0.1 that answers 500 to its first `failures` POSTs, then 200."""
-
-    def __init__(self, failures: int = 0) -> None:
-        self.bodies, self.failures = [], failures
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                if receiver.failures:
-                    receiver.failures -= 1
-                    self.send_response(500)
-                else:
-                    receiver.bodies.append(json.loads(body))
-                    self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = HTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/events"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def test_json_lines_sink_writes_one_line_per_event():
@@ -75,27 +43,21 @@ def test_crop_sink_writes_the_crop_named_by_track_and_text(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["3_B840CK197.jpg"]
 
 
-def test_webhook_retries_a_failed_post_and_delivers_the_event():
-    receiver = Receiver(failures=2)
-    try:
-        sink = WebhookSink(receiver.url, retries=3, backoff=0.01)
-        sink.emit(EVENT, None)
+def test_webhook_retries_a_failed_post_and_delivers_the_event(webhook_receiver):
+    receiver = webhook_receiver(failures=2)
+    sink = WebhookSink(receiver.url, retries=3, backoff=0.01)
+    sink.emit(EVENT, None)
+    sink.close()
+    assert receiver.bodies == [EVENT.to_dict()]
+
+
+def test_webhook_logs_an_event_it_cannot_deliver_and_does_not_hold_up_emit(webhook_receiver, caplog):
+    receiver = webhook_receiver(failures=100)
+    sink = WebhookSink(receiver.url, retries=1, backoff=0.01)
+    with caplog.at_level(logging.WARNING):
+        sink.emit(EVENT, None)  # returns at once: the POST happens on the sink's thread
         sink.close()
-        assert receiver.bodies == [EVENT.to_dict()]
-    finally:
-        receiver.close()
-
-
-def test_webhook_logs_an_event_it_cannot_deliver_and_does_not_hold_up_emit(caplog):
-    receiver = Receiver(failures=100)
-    try:
-        sink = WebhookSink(receiver.url, retries=1, backoff=0.01)
-        with caplog.at_level(logging.WARNING):
-            sink.emit(EVENT, None)  # returns at once: the POST happens on the sink's thread
-            sink.close()
-        assert "event of track 3 not delivered after 2 tries" in caplog.text
-    finally:
-        receiver.close()
+    assert "event of track 3 not delivered after 2 tries" in caplog.text
 
 
 def test_webhook_rejects_a_url_that_is_not_http():
