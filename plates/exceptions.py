@@ -43,6 +43,12 @@ class ServerUnavailableError(PlatesError):
     exit_code = 69  # EX_UNAVAILABLE
 
 
+class SourceUnavailableError(PlatesError):
+    """A camera or stream (`plates watch`) that cannot be opened."""
+
+    exit_code = 69  # EX_UNAVAILABLE
+
+
 class SubModelError(PlatesError):
     """A model the orchestrator called answered with an error. INTERNAL: the orchestrator checks what the client
     sent before calling, so what fails after that is the service's fault (and Triton 2.51 gives BLS callers no

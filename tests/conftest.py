@@ -1,8 +1,11 @@
-"""Shared fixtures: where the sample data lives, and the --triton-url option of the integration tests."""
+"""Shared fixtures: where the sample data lives, the --triton-url option of the integration tests, a webhook receiver."""
 
 from __future__ import annotations
 
+import json
 import os
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -37,3 +40,47 @@ def samples() -> Path:
     if not (SAMPLES / "car.jpg").is_file():
         pytest.fail(f"sample photos not found in {SAMPLES}; set PLATES_SHARED_DIR to the shared/ folder")
     return SAMPLES
+
+
+class Receiver:
+    """An HTTP receiver on 127.0.0.1 that answers 500 to its first `failures` POSTs, then 200."""
+
+    def __init__(self, failures: int = 0) -> None:
+        self.bodies, self.failures = [], failures
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                if receiver.failures:
+                    receiver.failures -= 1
+                    self.send_response(500)
+                else:
+                    receiver.bodies.append(json.loads(body))
+                    self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/events"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def webhook_receiver():
+    """`webhook_receiver(failures=0)`: a Receiver on 127.0.0.1, shut down after the test."""
+    receivers = []
+
+    def start(failures: int = 0) -> Receiver:
+        receivers.append(Receiver(failures))
+        return receivers[-1]
+
+    yield start
+    for receiver in receivers:
+        receiver.close()

@@ -7,12 +7,11 @@ percentiles and throughput, and each model's queue and compute time per request 
 from __future__ import annotations
 
 import argparse
-import threading
 from pathlib import Path
 
 from plates.benchmark import MODELS, format_run, model_statistics, model_time, run_requests, summarize
 from plates.cli.client import add_url_option
-from plates.client import PlatesClient
+from plates.client_threads import ThreadLocalClients
 from plates.exceptions import InvalidInputError, naming
 from plates.images import read_image
 from plates.readiness import require_ready
@@ -45,32 +44,19 @@ def run_bench(args: argparse.Namespace) -> int:
             images[path] = read_image(path)
     require_ready(args.url)
 
-    # One connection per thread: a tritonclient HTTP client is not meant to be shared between threads.
-    local = threading.local()
-    clients: list[PlatesClient] = []
-
-    def client() -> PlatesClient:
-        if not hasattr(local, "client"):
-            local.client = PlatesClient(args.url)
-            clients.append(local.client)
-        return local.client
-
     p50s = {}
-    try:
+    with ThreadLocalClients(args.url) as clients:
         for path, image in images.items():
             with naming(f"photo {path}"):
                 for _ in range(args.warmup):
-                    client().recognize(image)
+                    clients.recognize(image)
                 before = {m: model_statistics(args.url, m) for m in MODELS}
-                latencies, seconds = run_requests(lambda: client().recognize(image), args.requests, args.concurrency)
+                latencies, seconds = run_requests(lambda: clients.recognize(image), args.requests, args.concurrency)
                 after = {m: model_statistics(args.url, m) for m in MODELS}
             latency = summarize(latencies, seconds)
             p50s[path] = latency.p50_ms
             models = [model_time(m, before[m], after[m]) for m in MODELS]
             print(format_run(Path(path).name, latency, models, args.concurrency), flush=True)
-    finally:
-        for c in clients:
-            c.close()
     if len(p50s) > 1:
         first, reference = next(iter(p50s.items()))
         ratios = ", ".join(f"{Path(p).name} {ms / reference:.2f}" for p, ms in list(p50s.items())[1:])

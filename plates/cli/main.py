@@ -1,4 +1,4 @@
-"""plates serve | plates eval | plates bench: run the service locally, score it on labelled photos, time it."""
+"""plates serve | eval | bench | watch: run the service locally, score it, time it, watch a camera or video."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 from plates.cli.bench import add_bench_parser
 from plates.cli.evaluate import add_eval_parser
+from plates.cli.watch import add_watch_parser
 from plates.exceptions import PlatesError
 from plates.export import DEFAULT_REPOSITORY, build_model_repository, is_built
 from plates.server.launcher import LocalServer
@@ -52,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     serve_parser.set_defaults(run=serve)
     add_eval_parser(commands)
     add_bench_parser(commands)
+    add_watch_parser(commands)
 
     args = parser.parse_args(argv)
     try:

@@ -21,15 +21,27 @@ FORMATS: dict[str, str] = {
     "military": f"[0-9]{{4}}{_L}{{2}}",  # 1234AB 77: military
     "diplomatic": "[0-9]{3}T[0-9]{3}",  # 123T456 77: diplomatic technical staff
 }
-_PATTERNS = {name: re.compile(f"{body}{_REGION}") for name, body in FORMATS.items()}
+_PATTERNS = {name: re.compile(f"{body}(?P<region>{_REGION})") for name, body in FORMATS.items()}
+
+
+def _match(text: str) -> tuple[str, re.Match] | tuple[None, None]:
+    # The first format that matches wins: `AB123177` reads as taxi AB123 of region 177, not trailer AB1231 of 77.
+    for name, pattern in _PATTERNS.items():
+        match = pattern.fullmatch(text)
+        if match:
+            return name, match
+    return None, None
 
 
 def plate_format(text: str) -> str | None:
     """The name of the format `text` is written in, or None if it is not a Russian plate."""
-    for name, pattern in _PATTERNS.items():
-        if pattern.fullmatch(text):
-            return name
-    return None
+    return _match(text)[0]
+
+
+def region_code(text: str) -> str | None:
+    """The region code that ends the plate `text` ("197" of B840CK197), or None if it is not a Russian plate."""
+    match = _match(text)[1]
+    return match["region"] if match else None
 
 
 def is_valid_plate(text: str) -> bool:

@@ -1,0 +1,142 @@
+import time
+
+import numpy as np
+import pytest
+
+from plates.client import Plate
+from plates.watch.sinks import Sink
+from plates.watch.source import Frame
+from plates.watch.tracking import PlateTracker
+from plates.watch.watcher import Watcher
+
+IMAGE = np.zeros((120, 200, 3), np.uint8)
+
+
+def plate(x: float, text: str | None = "B840CK197", text_score: float = 0.3, y: float = 50.0) -> Plate:
+    return Plate(text, [x, y, x + 38, y + 12], 0.6, text_score)
+
+
+class Collect(Sink):
+    def __init__(self) -> None:
+        self.events, self.closed = [], False
+
+    def emit(self, event, crop) -> None:
+        self.events.append((event, crop))
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def frames(count: int, fps: float = 5.0):
+    return [Frame(i, i / fps, 1_700_000_000 + i / fps, IMAGE) for i in range(count)]
+
+
+def watch(plates_by_frame: dict[int, list[Plate]], count: int):
+    """The events of `count` frames whose recognitions are `plates_by_frame` (each frame's index is its pixel)."""
+    sink = Collect()
+    video = [Frame(i, i / 5, 1_700_000_000 + i / 5, np.full((1, 1, 3), i, np.uint8)) for i in range(count)]
+    recognize = lambda image: plates_by_frame.get(int(image[0, 0, 0]), [])  # noqa: E731
+    summary = Watcher("test", recognize, PlateTracker(fps=5.0, lost_after=1.0), [sink]).run(video, live=False)
+    return [event for event, _ in sink.events], summary, sink
+
+
+def test_tracker_follows_a_moving_plate_as_one_track():
+    tracker = PlateTracker(fps=5.0, lost_after=1.0)
+    steps = [tracker.step([plate(20 + 8 * i)]) for i in range(6)]
+    ids = {track_id for step in steps for track_id in step.matched}
+    assert len(ids) == 1 and ids <= steps[-1].confirmed
+
+
+def test_tracker_keeps_two_plates_apart():
+    tracker = PlateTracker(fps=5.0, lost_after=1.0)
+    steps = [tracker.step([plate(10 + 5 * i), plate(150 - 5 * i, y=90)]) for i in range(4)]
+    assert len(steps[-1].matched) == 2 and len(steps[-1].confirmed) == 2
+
+
+def test_tracker_lets_a_plate_go_after_it_is_unseen_for_lost_after():
+    tracker = PlateTracker(fps=5.0, lost_after=1.0)
+    for i in range(3):
+        tracker.step([plate(20 + 4 * i)])
+    followed = [tracker.step([]).followed for _ in range(7)]
+    assert followed[0] and not followed[-1]
+
+
+def test_tracker_rejects_an_unknown_kind():
+    with pytest.raises(ValueError, match="bytetrack, botsort"):
+        PlateTracker("sort")
+
+
+def test_a_plate_across_frames_is_one_event_with_the_voted_text():
+    readings = {i: [plate(20 + 6 * i, "B840OK197" if i == 4 else "B840CK197")] for i in range(3, 9)}
+    events, summary, sink = watch(readings, 15)
+    assert [(e.text, e.readings, e.first_seen, e.last_seen) for e in events] == [("B840CK197", 6, 0.6, 1.6)]
+    assert summary.frames == 15 and summary.skipped == 0 and sink.closed
+
+
+def test_a_detection_in_a_single_frame_makes_no_event():
+    events, _, _ = watch({5: [plate(40)]}, 10)
+    assert events == []
+
+
+def test_two_plates_make_two_events():
+    readings = {i: [plate(10 + 5 * i), plate(150 - 5 * i, "A123BC77", y=90)] for i in range(1, 6)}
+    events, _, _ = watch(readings, 8)
+    assert sorted(e.text for e in events) == ["A123BC77", "B840CK197"]
+
+
+def test_open_tracks_end_as_events_on_ctrl_c():
+    def interrupted():
+        for frame in frames(6):
+            if frame.index == 5:
+                raise KeyboardInterrupt
+            yield frame
+
+    sink = Collect()
+    watcher = Watcher("test", lambda image: [plate(30)], PlateTracker(fps=5.0), [sink])
+    summary = watcher.run(interrupted(), live=True)
+    assert summary.interrupted and [e.text for e, _ in sink.events] == ["B840CK197"] and sink.closed
+
+
+def test_live_source_skips_frames_while_the_service_is_busy():
+    def slow(image):
+        time.sleep(0.05)
+        return []
+
+    def live_frames():
+        for frame in frames(20):
+            time.sleep(0.01)
+            yield frame
+
+    summary = Watcher("test", slow, PlateTracker(), [Collect()], max_in_flight=1).run(live_frames(), live=True)
+    assert summary.skipped > 0 and summary.frames + summary.skipped == 20
+
+
+def test_file_source_reads_every_frame_however_slow_the_service():
+    def slow(image):
+        time.sleep(0.01)
+        return []
+
+    summary = Watcher("test", slow, PlateTracker(), [Collect()], max_in_flight=1).run(frames(10), live=False)
+    assert (summary.frames, summary.skipped) == (10, 0)
+
+
+def test_max_delay_reports_a_long_track_once_before_it_ends():
+    sink = Collect()
+
+    def live_frames():
+        for frame in frames(12):
+            time.sleep(0.02)
+            yield Frame(frame.index, frame.media_time, time.time(), frame.image)
+
+    watcher = Watcher("test", lambda image: [plate(30)], PlateTracker(), [sink], max_delay=0.1)
+    watcher.run(live_frames(), live=True)
+    events = [e for e, _ in sink.events]
+    assert len(events) == 1 and events[0].readings < 12
+
+
+def test_crops_are_kept_only_when_asked():
+    readings = {i: [plate(20 + 4 * i)] for i in range(4)}
+    sink = Collect()
+    watcher = Watcher("t", lambda image: readings[0], PlateTracker(), [sink], keep_crops=True)
+    watcher.run(frames(4), live=False)
+    assert sink.events[0][1].shape == (12, 38, 3)
