@@ -14,7 +14,7 @@ from plates.benchmark import MODELS, format_run, model_statistics, model_time, r
 from plates.cli.client import add_url_option
 from plates.client import PlatesClient
 from plates.exceptions import InvalidInputError, naming
-from plates.images import read_image
+from plates.photos import read_image
 from plates.readiness import require_ready
 
 

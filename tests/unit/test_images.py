@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 from plates.exceptions import InvalidInputError
-from plates.images import check_image, read_image
+from plates.images import check_image
+from plates.photos import read_image
 
 
 @pytest.mark.parametrize(
