@@ -25,14 +25,16 @@ from torchvision.io import ImageReadMode, decode_jpeg, decode_png
 from plates.exceptions import InvalidInputError
 from plates.images import MAX_SIDE, check_image_layout
 
-FORMATS = ("JPEG", "PNG")
+# PIL's name for a format -> ours. MPO (phone cameras' multi-picture JPEG) is a JPEG followed by more JPEGs: its
+# first picture is the photo.
+FORMATS = {"JPEG": "JPEG", "MPO": "JPEG", "PNG": "PNG"}
 _EXIF_ORIENTATION = 0x0112
 _END_OF_IMAGE = b"\xff\xd9"
 
 
 @dataclass(frozen=True)
 class Header:
-    format: str  # one of FORMATS
+    format: str  # JPEG or PNG
     width: int  # as stored, before the EXIF orientation is applied
     height: int
     orientation: int  # EXIF orientation, 1 (as stored) to 8
@@ -53,8 +55,9 @@ def read_header(data: bytes, what: str = "image") -> Header:
     with image:
         if image.format not in FORMATS:
             raise InvalidInputError(f"{what} is a {image.format} image: only JPEG and PNG are supported")
-        orientation = image.getexif().get(_EXIF_ORIENTATION, 1) if image.format == "JPEG" else 1
-        header = Header(image.format, image.width, image.height, orientation if orientation in range(1, 9) else 1)
+        kind = FORMATS[image.format]
+        orientation = image.getexif().get(_EXIF_ORIENTATION, 1) if kind == "JPEG" else 1
+        header = Header(kind, image.width, image.height, orientation if orientation in range(1, 9) else 1)
     check_image_layout((header.height, header.width, 3), "uint8", what)
     if header.format == "JPEG" and data.find(_END_OF_IMAGE, _scan_offset(data, what)) < 0:
         raise InvalidInputError(f"{what} is a truncated JPEG: it ends before its end-of-image marker")

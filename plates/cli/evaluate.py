@@ -12,7 +12,7 @@ from plates.cli.client import add_url_option
 from plates.client import Plate, PlatesClient
 from plates.evaluation import evaluate, format_report, load_manifest, report_to_json
 from plates.exceptions import naming
-from plates.photos import read_photo
+from plates.photos import read_image
 from plates.readiness import require_ready
 
 PROGRESS_EVERY = 10
@@ -48,7 +48,7 @@ def run_eval(args: argparse.Namespace) -> int:
     with PlatesClient(args.url) as client:
         for number, photo in enumerate(photos, start=1):
             with naming(f"photo {photo.label}"):
-                predictions.append(client.recognize(read_photo(photo.image)))
+                predictions.append(client.recognize(read_image(photo.image)))
             if number % PROGRESS_EVERY == 0 or number == len(photos):
                 print(f"eval: {number}/{len(photos)} photos", file=sys.stderr, flush=True)
     report = evaluate(photos, predictions)
