@@ -69,7 +69,9 @@ def one_error_line(capsys) -> str:
 
 
 @pytest.mark.parametrize("flags", [[], ["--raw"], ["--draw", "drawn"]])
-def test_client_names_a_truncated_photo_and_exits_65_before_sending_pixels(offline_client, samples, tmp_path, capsys, flags):
+def test_client_names_a_truncated_photo_and_exits_65_before_sending_pixels(
+    offline_client, samples, tmp_path, capsys, flags
+):
     photo = tmp_path / "cut.jpg"
     data = (samples / "car.jpg").read_bytes()
     photo.write_bytes(data[: len(data) * 3 // 10])

@@ -107,5 +107,6 @@ def test_decode_image_rejects_a_photo_too_large_from_its_header(monkeypatch, ext
 
     monkeypatch.setattr("plates.decoding.decode_jpeg", never)
     monkeypatch.setattr("plates.decoding.decode_png", never)
-    with pytest.raises(InvalidInputError, match=f"photo must have sides between 1 and {MAX_SIDE} pixels, got {MAX_SIDE + 1}x2"):
+    message = f"photo must have sides between 1 and {MAX_SIDE} pixels, got {MAX_SIDE + 1}x2"
+    with pytest.raises(InvalidInputError, match=message):
         decode_image(data, CPU, "photo")
