@@ -6,10 +6,10 @@ a photo that claims to be too large, or is not JPEG or PNG, is refused before an
 stops before its end-of-image marker is refused as truncated, on any device.
 
 JPEG is decoded by torchvision's `decode_jpeg` with the instance's device: libjpeg-turbo on the CPU, nvJPEG on a
-GPU, so the CPU tests run the GPU's code path. On the CPU it took about 1.4 to 2 times as long as `cv2.imdecode`
-(a few ms a photo; README, "Encoded photos"), and we keep it because it is the GPU's call and it raises on a
+GPU, so the CPU tests run the GPU's code path. On the CPU it takes about 1.3 times as long as `cv2.imdecode`
+(1 to 2 ms more a photo; README, "Photos as files"), and we keep it because it is the GPU's call and it raises on a
 truncated photo, where `cv2.imdecode` fills the missing part with grey and returns it as a photo. PIL also raises,
-but was the slowest on the 1920x1080 frame. PNG has no GPU decoder: decoded on the CPU, then moved.
+but is twice as slow on a 1920x1080 frame. PNG has no GPU decoder: decoded on the CPU, then moved.
 """
 
 from __future__ import annotations
