@@ -131,3 +131,11 @@ def format_run(label: str, latency: Latency, models: list[ModelTime], concurrenc
             f"queue {m.queue_ms:.1f} ms, compute {m.compute_ms:.1f} ms per request"
         )
     return "\n".join(lines)
+
+
+def format_wire(name: str, file_bytes: int, pixel_bytes: int, file_p50_ms: float, pixel_p50_ms: float) -> str:
+    """One photo sent both ways, side by side: request bytes on the wire and p50 latency."""
+    return (
+        f"{name}: on the wire {file_bytes:,} B as file, {pixel_bytes:,} B as pixels ({pixel_bytes / file_bytes:.1f} "
+        f"times more); p50 latency {file_p50_ms:.1f} ms as file, {pixel_p50_ms:.1f} ms as pixels"
+    )

@@ -81,7 +81,7 @@ def _candidates(texts: np.ndarray | None, scores: np.ndarray | None, plates: int
 
 
 class PlatesClient:
-    """`with PlatesClient("localhost:8000") as client: client.recognize(image)`."""
+    """`with PlatesClient("localhost:8000") as client: client.recognize(Path("a.jpg").read_bytes())`."""
 
     def __init__(self, url: str = "localhost:8000", timeout: float = 60.0) -> None:
         import tritonclient.http as httpclient
@@ -90,16 +90,14 @@ class PlatesClient:
         self._http = httpclient
         host = self.url.split("://", 1)[1]
         self._client = httpclient.InferenceServerClient(host, connection_timeout=timeout, network_timeout=timeout)
+        self._outputs = [httpclient.InferRequestedOutput(name, binary_data=True) for name in OUTPUTS]
 
-    def recognize(self, image: np.ndarray) -> list[Plate]:
+    def recognize(self, image: bytes | np.ndarray) -> list[Plate]:
+        """The plates of `image`: a photo file's bytes (JPEG or PNG, decoded by the server), or its HWC BGR pixels."""
         from tritonclient.utils import InferenceServerException
 
-        image = check_image(image)
-        request = self._http.InferInput("input__0", list(image.shape), "UINT8")
-        request.set_data_from_numpy(image)
-        outputs = [self._http.InferRequestedOutput(name, binary_data=True) for name in OUTPUTS]
         try:
-            result = self._client.infer(MODEL, [request], outputs=outputs)
+            result = self._client.infer(MODEL, self.inputs(image), outputs=self._outputs)
         except InferenceServerException as error:
             if str(error.status()) == "400":
                 raise InvalidInputError(f"server rejected the image: {error.message()}") from error
@@ -107,6 +105,25 @@ class PlatesClient:
         except (ConnectionError, OSError) as error:
             raise ServerUnavailableError(f"no Triton server answers at {self.url}: {error}") from error
         return plates_from_outputs(*(result.as_numpy(name) for name in OUTPUTS))
+
+    def inputs(self, image: bytes | np.ndarray) -> list:
+        """The request's one input: `image_bytes` for a file's bytes, `input__0` for pixels."""
+        if isinstance(image, (bytes, bytearray)):
+            if not image:
+                raise InvalidInputError("image is empty")
+            tensor = self._http.InferInput("image_bytes", [1], "BYTES")
+            # An object array keeps every byte; a numpy bytes_ array would drop trailing NULs.
+            tensor.set_data_from_numpy(np.array([bytes(image)], dtype=np.object_))
+            return [tensor]
+        image = check_image(image)
+        tensor = self._http.InferInput("input__0", list(image.shape), "UINT8")
+        tensor.set_data_from_numpy(image)
+        return [tensor]
+
+    def request_size(self, image: bytes | np.ndarray) -> int:
+        """Bytes of the HTTP request body that sends `image`: what goes on the wire, headers aside."""
+        body, _ = self._http.InferenceServerClient.generate_request_body(self.inputs(image), outputs=self._outputs)
+        return len(body)
 
     def close(self) -> None:
         self._client.close()

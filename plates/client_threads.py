@@ -21,12 +21,16 @@ class ThreadLocalClients:
         self._clients: list[PlatesClient] = []
         self._lock = threading.Lock()
 
-    def recognize(self, image: np.ndarray) -> list[Plate]:
+    def client(self) -> PlatesClient:
+        """This thread's client, made on its first call."""
         if not hasattr(self._local, "client"):
             self._local.client = PlatesClient(self.url)
             with self._lock:
                 self._clients.append(self._local.client)
-        return self._local.client.recognize(image)
+        return self._local.client
+
+    def recognize(self, image: bytes | np.ndarray) -> list[Plate]:
+        return self.client().recognize(image)
 
     def close(self) -> None:
         with self._lock:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import cv2
 import numpy as np
 
 from plates.client import Plate
+from plates.exceptions import OutputError
 
 READ, UNREAD = (60, 200, 60), (0, 165, 255)  # BGR: green, orange
 
@@ -28,3 +31,26 @@ def draw_plates(image: np.ndarray, plates: list[Plate]) -> np.ndarray:
             canvas, label, (x1 + 1, top + height + 1), cv2.FONT_HERSHEY_SIMPLEX, font_scale, (0, 0, 0), thickness
         )
     return canvas
+
+
+def make_folder(folder: Path) -> Path:
+    """`folder`, created if need be; OutputError naming it and why it cannot be."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as error:
+        raise OutputError(f"{folder}: cannot write drawings there: it is a file, not a folder") from error
+    except OSError as error:
+        raise OutputError(f"{folder}: cannot create the folder for drawings: {error.strerror}") from error
+    return folder
+
+
+def write_drawing(folder: Path, photo: str | Path, image: np.ndarray, plates: list[Plate]) -> Path:
+    """Write `image` with its plates drawn to FOLDER/PHOTO-STEM.plates.jpg; OutputError naming the file if it
+    cannot be written (cv2.imwrite would only return False)."""
+    target = folder / f"{Path(photo).stem}.plates.jpg"
+    encoded = cv2.imencode(".jpg", draw_plates(image, plates))[1]
+    try:
+        target.write_bytes(encoded.tobytes())
+    except OSError as error:
+        raise OutputError(f"{target}: cannot write the drawing: {error.strerror}") from error
+    return target

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Protocol, Sequence
 
 from plates.exceptions import InvalidInputError
-from plates.images import read_image
+from plates.photos import read_image
 
 IOU_THRESHOLD = 0.5
 SMALL_WIDTH = 40.0  # pixels: a labelled plate narrower than this is "small"

@@ -24,6 +24,12 @@ class InvalidInputError(PlatesError):
     exit_code = 65  # EX_DATAERR
 
 
+class OutputError(PlatesError):
+    """A file or folder the command was asked to write cannot be written."""
+
+    exit_code = 73  # EX_CANTCREAT
+
+
 class ModelConfigError(PlatesError):
     """A model's config.pbtxt lacks or mistypes something the model needs."""
 

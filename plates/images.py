@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Sequence
 
-import cv2
 import numpy as np
 
 from plates.exceptions import InvalidInputError
@@ -35,17 +33,3 @@ def check_image(image: np.ndarray, what: str = "image") -> np.ndarray:
     check_image_layout(image.shape, str(image.dtype), what)
     return image
 
-
-def read_image(path: str | Path) -> np.ndarray:
-    """Read an image file as BGR uint8, or raise InvalidInputError saying why it cannot be read."""
-    path = Path(path)
-    if not path.is_file():
-        raise InvalidInputError(f"{path}: no such file")
-    try:
-        data = np.fromfile(path, dtype=np.uint8)
-    except OSError as error:
-        raise InvalidInputError(f"{path}: cannot read: {error.strerror}") from error
-    image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
-    if image is None:
-        raise InvalidInputError(f"{path}: not an image OpenCV can decode")
-    return check_image(image, what=str(path))

@@ -1,4 +1,7 @@
-"""plates-client IMAGE [IMAGE ...] [--url localhost:8000] [--json] [--draw DIR]: print the plates of each photo."""
+"""plates-client IMAGE [IMAGE ...] [--url localhost:8000] [--json] [--draw DIR] [--raw]: print the plates of each photo.
+
+Each photo is sent as its file's bytes, which the server decodes; `--raw` sends its decoded pixels instead.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +11,10 @@ import os
 import sys
 from pathlib import Path
 
-import cv2
-
 from plates.client import Plate, PlatesClient
-from plates.drawing import draw_plates
-from plates.exceptions import PlatesError, ServerUnavailableError
-from plates.images import read_image
+from plates.drawing import make_folder, write_drawing
+from plates.exceptions import OutputError, PlatesError, ServerUnavailableError, naming
+from plates.photos import decode_pixels, read_photo
 from plates.readiness import require_ready
 
 DEFAULT_URL = "localhost:8000"
@@ -67,31 +68,35 @@ def main(argv: list[str] | None = None) -> int:
         help="also print up to K likeliest texts of each plate with their probabilities (the server sends up to "
         "its `candidates` parameter, 3 by default), in --json too",
     )
+    parser.add_argument("--raw", action="store_true", help="send decoded pixels instead of the file's bytes")
     args = parser.parse_args(argv)
 
     try:
+        if args.draw:
+            make_folder(args.draw)
         require_ready(args.url)
-    except ServerUnavailableError as error:
+    except (OutputError, ServerUnavailableError) as error:
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code
     status = 0
     with PlatesClient(args.url) as client:
         for path in args.images:
             try:
-                image = read_image(path)
-                plates = client.recognize(image)
+                data = read_photo(path)
+                # Decoded here only where the pixels are needed: to send them, or to draw on them.
+                image = decode_pixels(data, path) if args.raw or args.draw else None
+                with naming(path):
+                    plates = client.recognize(image if args.raw else data)
+                formatted = format_json if args.json else format_plain
+                print(formatted(path, plates, args.candidates), flush=True)
+                if args.draw:
+                    write_drawing(args.draw, path, image, plates)
             except ServerUnavailableError as error:
                 print(f"error: {error}", file=sys.stderr)
                 return error.exit_code
             except PlatesError as error:  # this image failed; the others may still be read
                 print(f"error: {error}", file=sys.stderr)
                 status = status or error.exit_code
-                continue
-            formatted = format_json if args.json else format_plain
-            print(formatted(path, plates, args.candidates), flush=True)
-            if args.draw:
-                args.draw.mkdir(parents=True, exist_ok=True)
-                cv2.imwrite(str(args.draw / f"{Path(path).stem}.plates.jpg"), draw_plates(image, plates))
     return status
 
 

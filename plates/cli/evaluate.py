@@ -12,7 +12,7 @@ from plates.cli.client import add_url_option
 from plates.client import Plate, PlatesClient
 from plates.evaluation import evaluate, format_report, format_sweep, load_manifest, report_to_json, sweep
 from plates.exceptions import naming
-from plates.images import read_image
+from plates.photos import read_image
 from plates.readiness import require_ready
 from plates.serving.model_config import unit_float
 

@@ -12,6 +12,8 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import torch
 
+from plates.decoding import decode_image
+from plates.exceptions import InvalidInputError
 from plates.images import check_image_layout
 from plates.recognition.ctc import Reading, read_plates, vote
 
@@ -53,6 +55,24 @@ def in_batches(infer: Infer, model: str, batch: torch.Tensor, max_batch_size: in
         for chunk in torch.split(batch, max_batch_size)
     ]
     return outputs[0] if len(outputs) == 1 else torch.cat(outputs)
+
+
+def request_image(pixels: torch.Tensor | None, encoded: np.ndarray | None, device: torch.device) -> torch.Tensor:
+    """The photo of a request, which holds exactly one of `input__0` (`pixels`) and `image_bytes` (`encoded`, an
+    array of one encoded file), as HWC BGR uint8 pixels: `image_bytes` is decoded on `device`, the instance's."""
+    if (pixels is None) == (encoded is None):
+        given = "neither" if pixels is None else "both"
+        raise InvalidInputError(
+            f"send exactly one of input__0 (HWC BGR pixels) and image_bytes (a JPEG or PNG file), got {given}"
+        )
+    if pixels is not None:
+        return pixels
+    if encoded.size != 1:
+        raise InvalidInputError(f"image_bytes must hold one encoded photo, got {encoded.size}")
+    data = encoded.reshape(-1)[0]
+    if not isinstance(data, bytes):
+        raise InvalidInputError(f"image_bytes must be BYTES, got {encoded.dtype}")
+    return decode_image(data, device, "image_bytes")
 
 
 def recognize(

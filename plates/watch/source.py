@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 
 from plates.exceptions import InvalidInputError, SourceUnavailableError
-from plates.images import read_image
+from plates.photos import read_image
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from pathlib import PurePosixPath
 
 from plates.client import PlatesClient
 from plates.export import generated_files
-from plates.images import read_image
+from plates.photos import read_image
 from plates.readiness import is_ready
 from plates.weights import PROJECT_ROOT
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from plates.client import PlatesClient
-from plates.images import read_image
+from plates.photos import read_image
 
 READ_RIGHT = [
     ("detect/images/val/ds_139.jpg", "H001XT177"),

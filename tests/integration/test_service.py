@@ -44,14 +44,20 @@ def test_car_plate_comes_back_with_its_candidates(http_client, triton_url, sampl
     assert plate.candidates[0] == ("B840CK197", plate.text_score) and len(plate.candidates) == 3
 
 
-def test_bench_times_a_photo_and_attributes_its_requests_to_each_model(triton_url, samples, capsys):
-    assert main(["bench", str(samples / "car.jpg"), "--requests", "2", "--warmup", "1", "--url", triton_url]) == 0
+def test_bench_times_a_photo_both_ways_and_attributes_its_requests_to_each_model(triton_url, samples, capsys):
+    argv = ["bench", str(samples / "car.jpg"), "--requests", "2", "--warmup", "1", "--url", triton_url]
+    assert main([*argv, "--frame", "64x48"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("car.jpg: 2 requests, concurrency 1:"), lines
-    by_model = {line.split()[0]: line for line in lines[1:]}
+    assert lines[0].startswith("car.jpg as file: 2 requests, concurrency 1:"), lines
+    assert lines[5].startswith("car.jpg as pixels: 2 requests"), lines
+    by_model = {line.split()[0]: line for line in lines[1:5]}
     assert set(by_model) == {"plate_recognition", "yolo", "stn", "lprnet"}
     # One plate read as 15 crop variants: each photo is one stn request of 15 items.
     assert "2 requests (   30 items)" in by_model["stn"], by_model["stn"]
+    wire = lines[10]
+    assert wire.startswith("car.jpg: on the wire ") and f"{439 * 780 * 3:,}" not in wire.split(",")[0], wire
+    assert lines[11].startswith("car.jpg@64x48 as file: 2 requests"), lines
+    assert lines[-1].startswith("p50 latency as file relative to car.jpg: car.jpg@64x48 "), lines
 
 
 def test_photo_without_plates_answers_empty_without_calling_the_recognizer(triton_url, samples):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from plates.benchmark import Latency, ModelTime, format_run, model_time, run_requests, summarize
+from plates.benchmark import Latency, ModelTime, format_run, format_wire, model_time, run_requests, summarize
 from plates.cli.main import main
 from plates.exceptions import InvalidInputError, ServerUnavailableError
 
@@ -115,3 +115,26 @@ def test_recognizer_benchmark_times_both_forms_and_their_outputs_agree():
     lines = done.stdout.splitlines()
     assert [line.split()[0] for line in lines[1:]] == ["stn", "lprnet"]
     assert all(line.endswith("(outputs differ by 0)") for line in lines[1:]), lines
+
+
+def test_format_wire_puts_both_ways_side_by_side():
+    line = format_wire("car.jpg", 103_000, 1_030_000, 150.0, 180.0)
+    assert line == (
+        "car.jpg: on the wire 103,000 B as file, 1,030,000 B as pixels (10.0 times more); "
+        "p50 latency 150.0 ms as file, 180.0 ms as pixels"
+    )
+
+
+def test_bench_frame_is_a_jpeg_of_the_photo_at_that_size(samples):
+    from plates.cli.bench import as_frame, frame_size
+    from plates.photos import decode_pixels, read_image
+
+    frame = decode_pixels(as_frame(read_image(samples / "car.jpg"), frame_size("1920x1080")), "frame")
+    assert frame.shape == (1080, 1920, 3)
+
+
+@pytest.mark.parametrize("text", ["1920", "ax1080", "0x10"])
+def test_bench_refuses_a_frame_that_is_not_a_size(text, capsys):
+    with pytest.raises(SystemExit):
+        main(["bench", "a.jpg", "--frame", text])
+    assert "--frame" in capsys.readouterr().err

@@ -1,11 +1,13 @@
 import json
+import os
 
+import cv2
 import numpy as np
 import pytest
 
 from plates.cli.client import format_json, format_plain, main
 from plates.client import plates_from_outputs
-from plates.exceptions import PlatesError, ServerUnavailableError
+from plates.exceptions import OutputError, PlatesError, ServerUnavailableError
 
 
 def test_plates_from_outputs_maps_empty_text_to_none():
@@ -86,3 +88,83 @@ def test_draw_plates_marks_read_and_unread_boxes_without_touching_the_input():
     drawn = draw_plates(image, [Plate("B840CK197", [20, 100, 120, 130], 0.9), Plate(None, [150, 100, 250, 130], 0.5)])
     assert image.sum() == 0
     assert tuple(drawn[130, 60]) == READ and tuple(drawn[130, 200]) == UNREAD
+
+
+@pytest.fixture
+def offline_client(monkeypatch):
+    """plates-client against no server: every photo that reaches the server is answered with no plates."""
+    sent = []
+    monkeypatch.setattr("plates.cli.client.require_ready", lambda url: None)
+    monkeypatch.setattr("plates.client.PlatesClient.recognize", lambda self, image: sent.append(image) or [])
+    return sent
+
+
+def one_error_line(capsys) -> str:
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), captured.err
+    return lines[0]
+
+
+@pytest.mark.parametrize("flags", [[], ["--raw"], ["--draw", "drawn"]])
+def test_client_names_a_truncated_photo_and_exits_65_before_sending_pixels(
+    offline_client, samples, tmp_path, capsys, flags
+):
+    photo = tmp_path / "cut.jpg"
+    data = (samples / "car.jpg").read_bytes()
+    photo.write_bytes(data[: len(data) * 3 // 10])
+    flags = [str(tmp_path / f) if f == "drawn" else f for f in flags]
+    status = main([str(photo), *flags])
+    if flags:  # pixels are decoded here, and the decoder refuses the photo
+        assert status == 65 and offline_client == []
+        assert f"{photo} is a truncated JPEG" in one_error_line(capsys)
+    else:  # the bytes go to the server, which refuses them (tests/integration: test_truncated_photo_...)
+        assert offline_client == [data[: len(data) * 3 // 10]]
+
+
+def test_client_names_a_directory_as_a_directory(offline_client, tmp_path, capsys):
+    assert main([str(tmp_path)]) == 65
+    assert one_error_line(capsys) == f"error: {tmp_path}: is a directory, not a photo"
+
+
+def test_client_names_a_missing_photo_and_reads_the_next(offline_client, samples, tmp_path, capsys):
+    assert main([str(tmp_path / "absent.jpg"), str(samples / "car.jpg")]) == 65
+    assert one_error_line(capsys) == f"error: {tmp_path / 'absent.jpg'}: no such file"
+    assert offline_client == [(samples / "car.jpg").read_bytes()]
+
+
+def test_client_sends_pixels_with_raw(offline_client, samples):
+    assert main([str(samples / "car.jpg"), "--raw"]) == 0
+    assert offline_client[0].shape == (439, 780, 3)
+
+
+def test_client_refuses_a_draw_folder_under_a_file_in_one_line(offline_client, samples, tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    assert main([str(samples / "car.jpg"), "--draw", str(tmp_path / "file" / "out")]) == OutputError.exit_code
+    assert "cannot create the folder for drawings: Not a directory" in one_error_line(capsys)
+    assert offline_client == []
+
+
+def test_client_refuses_a_draw_folder_that_is_a_file_in_one_line(offline_client, samples, tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    assert main([str(samples / "car.jpg"), "--draw", str(tmp_path / "file")]) == OutputError.exit_code
+    assert "it is a file, not a folder" in one_error_line(capsys)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_client_refuses_a_read_only_draw_folder_in_one_line(offline_client, samples, tmp_path, capsys):
+    (tmp_path / "locked").mkdir(mode=0o500)
+    assert main([str(samples / "car.jpg"), "--draw", str(tmp_path / "locked" / "out")]) == OutputError.exit_code
+    assert "cannot create the folder for drawings: Permission denied" in one_error_line(capsys)
+
+
+def test_client_names_a_drawing_it_cannot_write_and_exits_73(offline_client, samples, tmp_path, capsys):
+    (tmp_path / "car.plates.jpg").mkdir()  # where the drawing would go
+    assert main([str(samples / "car.jpg"), "--draw", str(tmp_path)]) == OutputError.exit_code
+    assert f"{tmp_path / 'car.plates.jpg'}: cannot write the drawing: Is a directory" in one_error_line(capsys)
+
+
+def test_client_draws_the_photo_it_sent_as_bytes(offline_client, samples, tmp_path):
+    assert main([str(samples / "car.jpg"), "--draw", str(tmp_path / "out")]) == 0
+    assert cv2.imread(str(tmp_path / "out" / "car.plates.jpg")).shape == (439, 780, 3)
+    assert offline_client == [(samples / "car.jpg").read_bytes()]

@@ -372,7 +372,7 @@ def test_yolo_label_error_names_the_file_line_and_image(tmp_path, row, message):
 def test_yolo_unreadable_image_is_named(tmp_path):
     root = make_yolo(tmp_path)
     (root / "images" / "val" / "a.jpg").write_text("not a jpeg")
-    with pytest.raises(InvalidInputError, match=r"YOLO image images/val/a.jpg: .*not an image"):
+    with pytest.raises(InvalidInputError, match=r"YOLO image images/val/a.jpg: .*not a JPEG or PNG image"):
         load_manifest(root)
 
 
@@ -471,7 +471,7 @@ def test_run_eval_json_prints_one_document(tmp_path, fake_server, capsys):
 def test_run_eval_names_a_photo_that_cannot_be_read(tmp_path, fake_server):
     path = write_manifest(tmp_path, [{"image": "a.png", "plates": []}])
     (tmp_path / "a.png").write_text("not a png")
-    with pytest.raises(InvalidInputError, match=r"photo a.png: .*a.png: not an image"):
+    with pytest.raises(InvalidInputError, match=r"photo a.png: .*a.png is not a JPEG or PNG image"):
         cli.run_eval(parse(["eval", str(path)]))
 
 

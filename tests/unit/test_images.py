@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 from plates.exceptions import InvalidInputError
-from plates.images import check_image, read_image
+from plates.images import check_image
+from plates.photos import read_image
 
 
 @pytest.mark.parametrize(
@@ -28,8 +29,13 @@ def test_read_image_rejects_a_missing_file(tmp_path):
 def test_read_image_rejects_a_file_that_is_not_an_image(tmp_path):
     path = tmp_path / "notes.jpg"
     path.write_text("not a jpeg")
-    with pytest.raises(InvalidInputError, match="not an image"):
+    with pytest.raises(InvalidInputError, match=f"{path} is not a JPEG or PNG image"):
         read_image(path)
+
+
+def test_read_image_names_a_directory(tmp_path):
+    with pytest.raises(InvalidInputError, match=f"{tmp_path}: is a directory, not a photo"):
+        read_image(tmp_path)
 
 
 def test_read_image_reads_a_sample_as_bgr(samples):

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from plates.export import load_network, trace_checked
-from plates.images import read_image
+from plates.photos import read_image
 from plates.nets import LPRNet, SpatialTransformer
 from plates.nets.lprnet import ChannelStridedMaxPool
 from plates.recognition.crops import DEFAULT_VARIANTS, prepare_crops

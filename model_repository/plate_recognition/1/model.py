@@ -7,8 +7,8 @@ import triton_python_backend_utils as pb_utils
 
 from plates.exceptions import SubModelError
 from plates.serving.model_config import ModelConfig, positive_int, unit_float
-from plates.serving.pipeline import recognize
-from plates.serving.triton_adapter import answer_each, to_torch, to_triton
+from plates.serving.pipeline import recognize, request_image
+from plates.serving.triton_adapter import answer_each, instance_device, to_torch, to_triton
 
 
 def infer(model, inputs, outputs):
@@ -29,6 +29,7 @@ class TritonPythonModel:
     def initialize(self, args):
         config = ModelConfig(json.loads(args["model_config"]))
         config.tensor("input", "input__0", "TYPE_UINT8", [-1, -1, 3])
+        config.tensor("input", "image_bytes", "TYPE_STRING", [1])
         config.tensor("output", "coordinates", "TYPE_FP32", [-1, 4])
         config.tensor("output", "texts", "TYPE_STRING", [-1])
         config.tensor("output", "scores", "TYPE_FP32", [-1])
@@ -38,12 +39,17 @@ class TritonPythonModel:
         self.max_batch_size = config.parameter("recognizer_max_batch_size", positive_int)
         self.candidates = config.parameter("candidates", positive_int)
         self.min_text_score = config.parameter("min_text_score", unit_float)
+        self.device = instance_device(args)
 
     def execute(self, requests):
         return answer_each(pb_utils, "plate_recognition", requests, self._outputs)
 
     def _outputs(self, request):
-        image = to_torch(pb_utils.get_input_tensor_by_name(request, "input__0"))
+        pixels = pb_utils.get_input_tensor_by_name(request, "input__0")
+        encoded = pb_utils.get_input_tensor_by_name(request, "image_bytes")
+        image = request_image(
+            None if pixels is None else to_torch(pixels), None if encoded is None else encoded.as_numpy(), self.device
+        )
         plates = recognize(image, infer, self.max_batch_size, self.candidates, self.min_text_score)
         return [
             pb_utils.Tensor("coordinates", plates.boxes),

@@ -1,5 +1,7 @@
 import json
+import re
 
+import cv2
 import numpy as np
 import pytest
 import torch
@@ -121,3 +123,52 @@ def test_orchestrator_refuses_a_min_text_score_outside_0_to_1(load_adapter):
     config["parameters"]["min_text_score"] = {"string_value": "2"}
     with pytest.raises(Exception, match=r"parameter 'min_text_score' = '2' is not a valid unit_float"):
         load_adapter(model_dir / "1" / "model.py", None, model_dir, config_override=json.dumps(config))
+
+
+def bytes_request(pb_utils, data):
+    return Request([pb_utils.Tensor("image_bytes", np.array([data], dtype=np.object_))])
+
+
+def test_orchestrator_decodes_image_bytes_into_the_pixels_yolo_gets(orchestrator, pb_utils, samples):
+    seen = []
+    fake_recognizer(pb_utils, [], [])
+    answer_yolo = pb_utils.MODELS["yolo"]
+    pb_utils.MODELS["yolo"] = lambda inputs: seen.append(inputs["input__0"].numpy()) or answer_yolo(inputs)
+    [response] = orchestrator.execute([bytes_request(pb_utils, (samples / "car.jpg").read_bytes())])
+    assert not response.has_error()
+    np.testing.assert_array_equal(seen[0], cv2.imread(str(samples / "car.jpg")))
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        ([], "send exactly one of input__0 .* and image_bytes .*, got neither"),
+        (["input__0", "image_bytes"], "send exactly one of input__0 .* and image_bytes .*, got both"),
+    ],
+)
+def test_orchestrator_wants_exactly_one_of_its_inputs(orchestrator, pb_utils, inputs, message):
+    tensors = {
+        "input__0": pb_utils.Tensor("input__0", np.zeros((20, 30, 3), np.uint8)),
+        "image_bytes": pb_utils.Tensor("image_bytes", np.array([b"\xff\xd8"], dtype=np.object_)),
+    }
+    [response] = orchestrator.execute([Request([tensors[name] for name in inputs])])
+    assert response.error().code() == pb_utils.TritonError.INVALID_ARG
+    assert re.search(message, response.error().message()), response.error().message()
+    assert pb_utils.CALLS == []
+
+
+def test_orchestrator_rejects_a_truncated_photo_and_answers_the_next(orchestrator, pb_utils, samples):
+    fake_recognizer(pb_utils, [[1, 2, 3, 4]], ["B840CK197"])
+    data = (samples / "car.jpg").read_bytes()
+    cut = bytes_request(pb_utils, data[: len(data) * 3 // 10])
+    truncated, whole = orchestrator.execute([cut, bytes_request(pb_utils, data)])
+    assert truncated.error().code() == pb_utils.TritonError.INVALID_ARG
+    assert "plate_recognition: image_bytes is a truncated JPEG" in truncated.error().message()
+    assert not whole.has_error()
+
+
+def test_orchestrator_wants_one_photo_in_image_bytes(orchestrator, pb_utils):
+    request = Request([pb_utils.Tensor("image_bytes", np.array([b"a", b"b"], dtype=np.object_))])
+    [response] = orchestrator.execute([request])
+    assert response.error().code() == pb_utils.TritonError.INVALID_ARG
+    assert "image_bytes must hold one encoded photo, got 2" in response.error().message()
