@@ -66,13 +66,17 @@ RUN --mount=type=bind,source=weights,target=/tmp/weights \
 # triton-server, made by the base image; numeric so Kubernetes can check runAsNonRoot.
 USER 1000:1000
 EXPOSE 8000 8001 8002
-# curl's own exit codes (7 when refused) would collide with Docker's reserved 2; health checks expect 0 or 1.
-HEALTHCHECK --interval=15s --timeout=5s --start-period=180s --retries=3 \
-    CMD curl -fsS http://localhost:8000/v2/health/ready || exit 1
-# The base image's entrypoint (nvidia_entrypoint.sh) stays: it execs this command.
+# The deep check: every model answers a small request (Triton 2.51 keeps saying ready after a model's stub died).
+HEALTHCHECK --interval=10s --timeout=10s --start-period=180s --retries=2 \
+    CMD ["python3", "-m", "plates.server.health", "--url", "localhost:8000"]
+# The base image's entrypoint (nvidia_entrypoint.sh) stays: it execs this command. The supervisor runs the same
+# check every 5 s and exits 1 after two failures in a row, killing the server and its stubs, so that the restart
+# policy (compose) or the kubelet starts a fresh container; it adds the restricted-API and shared-memory flags
+# (plates.server.options) and passes SIGTERM on.
 # --strict-readiness: ready only once every model is. --exit-timeout-secs: how long SIGTERM waits for in-flight
 # requests; compose's stop_grace_period and the pod's terminationGracePeriodSeconds exceed it.
-CMD ["tritonserver", \
+CMD ["python3", "-m", "plates.server.supervisor", "--", \
+     "tritonserver", \
      "--model-repository=/opt/plates/model_repository", \
      "--strict-readiness=true", \
      "--exit-timeout-secs=30", \

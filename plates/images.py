@@ -8,8 +8,10 @@ import numpy as np
 
 from plates.exceptions import InvalidInputError
 
-# A side longer than this is no photo of traffic but a mistake or an attack on memory.
-MAX_SIDE = 8192
+# The largest photo the service takes: a 4K camera frame (3840x2160) and a 12 MP phone photo (4000x3000) fit, with a
+# margin. A side longer than this is no photo of traffic but a mistake or an attack on memory: 48 MiB of pixels at
+# most, which sizes the Python backend's shared memory (plates.server.options) and /dev/shm in compose and k8s.
+MAX_SIDE = 4096
 
 
 def check_image_layout(shape: Sequence[int], dtype: str, what: str = "image") -> None:

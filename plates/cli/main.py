@@ -13,6 +13,7 @@ from plates.cli.watch import add_watch_parser
 from plates.exceptions import PlatesError
 from plates.export import DEFAULT_REPOSITORY, build_model_repository, is_built
 from plates.server.launcher import LocalServer
+from plates.server.supervisor import Supervisor
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -23,15 +24,15 @@ def serve(args: argparse.Namespace) -> int:
     if not is_built(args.repository):
         print(f"building {args.repository} from the weights ...", flush=True)
         build_model_repository(args.repository)
-    server = LocalServer(args.repository, args.http_port, args.grpc_port, args.metrics_port)
+    server = LocalServer(args.repository, args.http_port, args.grpc_port, args.metrics_port, host=args.host)
     # SIGTERM (kubectl, systemd, CI) stops the server as Ctrl-C does: through the same clean shutdown.
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         server.start(timeout=args.timeout)
         print(f"Triton is ready at http://{server.url} (gRPC :{args.grpc_port}, metrics :{args.metrics_port})")
         print("Ctrl-C stops it.", flush=True)
-        server.process.wait()
-        print(f"error: tritonserver exited with code {server.process.returncode}", file=sys.stderr)
+        # Returns only if a restarted server never became ready; it logs every check that failed and every restart.
+        Supervisor(server, heal=True).run()
         return 1
     except KeyboardInterrupt:
         print("stopping ...", flush=True)
@@ -48,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     serve_parser.add_argument("--http-port", type=int, default=8000)
     serve_parser.add_argument("--grpc-port", type=int, default=8001)
     serve_parser.add_argument("--metrics-port", type=int, default=8002)
+    serve_parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)"
+    )
     serve_parser.add_argument("--repository", type=Path, default=DEFAULT_REPOSITORY)
     serve_parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for readiness")
     serve_parser.set_defaults(run=serve)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import sysconfig
 import tempfile
@@ -19,11 +17,11 @@ from pathlib import Path
 from plates.exceptions import ServerUnavailableError
 from plates.export import DEFAULT_REPOSITORY
 from plates.readiness import wait_for_server
+from plates.server.options import serving_flags
+from plates.server.process import EXIT_TIMEOUT_S, TritonProcess, new_shm_prefix, shm_flag
 from plates.weights import PROJECT_ROOT
 
 STAND_IN_BACKENDS = PROJECT_ROOT / "backends"
-# Triton's own default: how long it lets in-flight requests finish on SIGTERM.
-EXIT_TIMEOUT_S = 30
 
 
 def pytriton_dir() -> Path:
@@ -69,52 +67,77 @@ class LocalServer:
     grpc_port: int = 8001
     metrics_port: int = 8002
     log_file: Path | None = None
-    process: subprocess.Popen | None = field(default=None, init=False)
+    # Loopback only unless told otherwise: the server has no authentication of its own.
+    host: str = "127.0.0.1"
+    # The header value that opens the model-repository, shared-memory, trace and logging APIs; None: a random one.
+    admin_key: str | None = None
+    triton: TritonProcess | None = field(default=None, init=False)
 
     @property
     def url(self) -> str:
-        return f"localhost:{self.http_port}"
+        host = "localhost" if self.host in ("127.0.0.1", "0.0.0.0") else self.host
+        return f"{host}:{self.http_port}"
 
-    def command(self, backend_dir: Path) -> list[str]:
+    @property
+    def alive(self) -> bool:
+        return self.triton is not None and self.triton.alive
+
+    @property
+    def process(self):
+        return None if self.triton is None else self.triton.process
+
+    def command(self, backend_dir: Path, shm_prefix: str) -> list[str]:
         return [
             str(pytriton_dir() / "tritonserver" / "bin" / "tritonserver"),
             f"--model-repository={self.repository}",
             f"--backend-directory={backend_dir}",
+            f"--http-address={self.host}",
+            f"--grpc-address={self.host}",
+            f"--metrics-address={self.host}",
             f"--http-port={self.http_port}",
             f"--grpc-port={self.grpc_port}",
             f"--metrics-port={self.metrics_port}",
             "--strict-readiness=true",
             f"--exit-timeout-secs={EXIT_TIMEOUT_S}",
+            *serving_flags(self.admin_key),
+            shm_flag(shm_prefix),
         ]
 
     def start(self, wait_until_ready: bool = True, timeout: float = 300.0) -> "LocalServer":
-        self._workdir = tempfile.TemporaryDirectory(prefix="plates-triton-")
-        backend_dir = assemble_backends(Path(self._workdir.name) / "backends")
-        output = self.log_file.open("ab") if self.log_file else None
-        self.process = subprocess.Popen(
-            self.command(backend_dir), env=server_environment(), stdout=output, stderr=subprocess.STDOUT
+        """Start tritonserver (again, after stop() or kill()), each time with a fresh shared-memory prefix."""
+        if getattr(self, "_workdir", None) is None:
+            self._workdir = tempfile.TemporaryDirectory(prefix="plates-triton-")
+            self._backends = assemble_backends(Path(self._workdir.name) / "backends")
+        prefix = new_shm_prefix()
+        self.triton = TritonProcess(
+            self.command(self._backends, prefix), prefix, env=server_environment(), log_file=self.log_file
         )
+        self.triton.start()
         if wait_until_ready:
             try:
-                wait_for_server(self.url, timeout=timeout, alive=lambda: self.process.poll() is None)
+                self.wait_until_ready(timeout)
             except ServerUnavailableError:
                 self.stop()
                 raise
         return self
 
+    def wait_until_ready(self, timeout: float = 300.0) -> None:
+        wait_for_server(self.url, timeout=timeout, alive=lambda: self.alive)
+
+    def kill(self) -> None:
+        """Kill the server and its stubs now, without draining: for a server that can no longer serve."""
+        if self.triton is not None:
+            self.triton.kill()
+
     def stop(self) -> int | None:
         """SIGTERM, then wait for Triton to drain; kill it only if it outstays its own exit timeout."""
-        if self.process is None:
+        if self.triton is None:
             return None
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=EXIT_TIMEOUT_S + 10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._workdir.cleanup()
-        return self.process.returncode
+        code = self.triton.stop()
+        if self._workdir is not None:
+            self._workdir.cleanup()
+            self._workdir = None
+        return code
 
     def __enter__(self) -> "LocalServer":
         return self.start()

@@ -16,6 +16,8 @@ from .conftest import ROOT, docker_bytes, dev_tool, option
 TRITON_IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"
 CONVERT_SCRIPT = "convert/build_model_repository.py"
 PORTS = {8000, 8001, 8002}
+# Every model answers a small request: the one health check of the image, compose and Kubernetes.
+DEEP_CHECK = ["python3", "-m", "plates.server.health", "--url", "localhost:8000"]
 
 
 def convert_command(dockerfile) -> list[str]:
@@ -177,12 +179,13 @@ def test_image_exposes_triton_ports_and_checks_readiness(dockerfile):
     exposed = {int(port) for instruction in dockerfile.final("EXPOSE") for port in instruction.args.split()}
     assert exposed == PORTS
     healthcheck = dockerfile.final("HEALTHCHECK")[-1].args
-    assert "localhost:8000/v2/health/ready" in healthcheck and " -f" in healthcheck
+    assert json.loads(healthcheck.split(" CMD ", 1)[1]) == DEEP_CHECK
 
 
 def test_image_starts_strict_tritonserver(dockerfile):
     command = dockerfile.cmd()
-    assert command[0] == "tritonserver"
+    # Behind the supervisor, which restarts nothing itself but exits when the deep check fails twice.
+    assert command[:5] == ["python3", "-m", "plates.server.supervisor", "--", "tritonserver"]
     assert option(command, "--strict-readiness") == "true"
     assert exit_timeout(dockerfile) > 0
 
@@ -237,7 +240,8 @@ def test_compose_publishes_triton_ports_and_checks_readiness(compose):
     for name, service in compose["services"].items():
         published = {tuple(map(int, port.split(":"))) for port in service["ports"]}
         assert published == {(port, port) for port in PORTS}, name
-        assert "http://localhost:8000/v2/health/ready" in service["healthcheck"]["test"], name
+        assert service["healthcheck"]["test"] == ["CMD", *DEEP_CHECK], name
+        assert service["restart"] == "unless-stopped", f"{name}: the supervisor exits for a fresh container"
 
 
 def test_compose_waits_for_triton_to_drain(compose, dockerfile):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -102,14 +103,15 @@ def test_read_only_root_has_the_writable_folders_the_image_test_gives(pod, conta
     assert k8s_bytes(volume["emptyDir"]["sizeLimit"]) == docker_bytes(size), "one /tmp size for compose and k8s"
 
 
-def test_probes_use_triton_health_endpoints(container, dockerfile):
-    expected = {"startupProbe": "/v2/health/ready", "readinessProbe": "/v2/health/ready",
-                "livenessProbe": "/v2/health/live"}  # fmt: skip
-    http_port = int(re.search(r"localhost:(\d+)/", dockerfile.final("HEALTHCHECK")[-1].args).group(1))
-    for probe, path in expected.items():
-        get = container[probe]["httpGet"]
-        assert get["path"] == path, probe
-        assert port_number(container, get["port"]) == http_port, probe
+def test_probes_wait_for_loading_then_run_the_images_deep_check(container, dockerfile):
+    healthcheck = json.loads(dockerfile.final("HEALTHCHECK")[-1].args.split(" CMD ", 1)[1])
+    startup = container["startupProbe"]["httpGet"]
+    assert startup["path"] == "/v2/health/ready"
+    assert port_number(container, startup["port"]) == int(healthcheck[-1].rsplit(":", 1)[1])
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert container[probe]["exec"]["command"] == healthcheck, probe
+    # Out of the Service before it is restarted.
+    assert container["readinessProbe"]["failureThreshold"] < container["livenessProbe"]["failureThreshold"]
 
 
 def test_container_does_not_override_the_image_command(container):
@@ -182,3 +184,11 @@ def test_pdb_keeps_pods_serving_through_drains(manifests, pod):
         assert pdb["spec"]["maxUnavailable"] < hpa["spec"]["minReplicas"]
     else:
         assert 1 <= pdb["spec"]["minAvailable"] < hpa["spec"]["minReplicas"]
+
+
+def test_admin_key_comes_from_a_secret_and_is_not_required(container):
+    from plates.server.options import ADMIN_KEY_VARIABLE
+
+    [variable] = [e for e in container["env"] if e["name"] == ADMIN_KEY_VARIABLE]
+    reference = variable["valueFrom"]["secretKeyRef"]
+    assert reference["optional"] is True, "without the Secret the APIs stay closed, and the pod still starts"

@@ -9,9 +9,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import PurePosixPath
 
 from plates.client import PlatesClient
+from plates.exceptions import PlatesError
 from plates.export import generated_files
 from plates.photos import read_image
 from plates.readiness import is_ready
+from plates.server.health import deep_check
 from plates.weights import PROJECT_ROOT
 
 REPOSITORY = PurePosixPath("/opt/plates/model_repository")
@@ -58,6 +60,33 @@ def test_image_holds_the_model_repository_and_nothing_of_the_workspace(engine, i
         timeout=300,
     ).stdout.split()  # fmt: skip
     assert checkpoints == []
+
+
+# Run inside the container with its own shell (no procps there); "yol[o]" keeps the shell from matching itself.
+KILL_YOLO_STUB = (
+    'for p in /proc/[0-9]*; do if tr "\\0" " " < "$p/cmdline" 2>/dev/null | grep -q "/yol[o]/1/model.py"; '
+    'then kill -9 "${p#/proc/}"; fi; done'
+)
+
+
+def test_a_killed_stub_restarts_the_container_which_answers_again(engine, container, url, samples):
+    photo = (samples / "car.jpg").read_bytes()
+    restarts = int(engine.inspect(container, "{{.RestartCount}}"))
+    engine("exec", container, "sh", "-c", KILL_YOLO_STUB)
+    killed = time.monotonic()
+    while deep_check(url, timeout=5).healthy:
+        assert time.monotonic() - killed < 15, "the health check still passes"
+        time.sleep(0.5)
+    while True:
+        try:
+            with PlatesClient(url, timeout=10) as client:
+                if "B840CK197" in [p.text for p in client.recognize(photo)]:
+                    break
+        except PlatesError:
+            pass  # the container is restarting
+        assert time.monotonic() - killed < 90, engine("logs", "--tail", "30", container).stderr
+        time.sleep(1)
+    assert int(engine.inspect(container, "{{.RestartCount}}")) == restarts + 1
 
 
 def test_stop_lets_requests_in_flight_finish_and_exits_zero(engine, container, url, samples):

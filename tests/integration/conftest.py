@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
@@ -11,6 +12,12 @@ from plates.benchmark import model_statistics
 from plates.export import DEFAULT_REPOSITORY, build_model_repository, is_built
 from plates.readiness import normalize_url, wait_for_server
 from plates.server.launcher import LocalServer
+from plates.server.options import ADMIN_KEY_VARIABLE
+
+
+# The admin header's value of the server under test: the local one is started with it, and scripts/test-image.sh
+# starts the container with the same variable.
+ADMIN_KEY = os.environ.setdefault(ADMIN_KEY_VARIABLE, "plates-integration-tests")
 
 
 def free_port() -> int:

@@ -1,0 +1,37 @@
+"""The tritonserver flags every server of this project runs with: the image's, `plates serve`'s and the tests'.
+
+- Closed doors: the model-repository (load, unload), shared-memory, trace and logging APIs change or expose the
+  server; they answer only requests carrying the admin header. Its value is a secret (`PLATES_ADMIN_KEY`, which
+  Kubernetes takes from a Secret); without one, a random value closes them to everybody.
+- Shared memory sized for the largest request: the Python backend gives each model instance a region in /dev/shm
+  that grows to the largest tensors it has held and never shrinks. The default 1 MiB start and 1 MiB steps would
+  grow a 48 MiB photo (plates.images.MAX_SIDE squared, times 3) in 48 steps; 64 MiB steps grow it in one, and the
+  regions of all four stubs together stay well inside the 512 MiB /dev/shm of compose and the Deployment.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+
+ADMIN_HEADER = "plates-admin-key"
+ADMIN_KEY_VARIABLE = "PLATES_ADMIN_KEY"
+RESTRICTED_HTTP = "model-repository,shared-memory,trace,logging"
+RESTRICTED_GRPC = "model-repository,shared-memory,trace,logging"
+SHM_DEFAULT_BYTES = 4 * 2**20
+SHM_GROWTH_BYTES = 64 * 2**20
+
+
+def admin_key(given: str | None = None) -> str:
+    """The admin header's value: given, else $PLATES_ADMIN_KEY, else a random one nobody knows."""
+    return given or os.environ.get(ADMIN_KEY_VARIABLE) or secrets.token_urlsafe(24)
+
+
+def serving_flags(key: str | None = None) -> list[str]:
+    key = admin_key(key)
+    return [
+        f"--http-restricted-api={RESTRICTED_HTTP}:{ADMIN_HEADER}={key}",
+        f"--grpc-restricted-protocol={RESTRICTED_GRPC}:{ADMIN_HEADER}={key}",
+        f"--backend-config=python,shm-default-byte-size={SHM_DEFAULT_BYTES}",
+        f"--backend-config=python,shm-growth-byte-size={SHM_GROWTH_BYTES}",
+    ]

@@ -1,0 +1,87 @@
+"""One `tritonserver` process and everything it leaves behind: its Python stubs and their shared memory.
+
+Triton 2.51's Python backend keeps each model instance's tensors in a file in /dev/shm named by a prefix; a stub
+killed with -9 leaves its file there, and so does a server killed before it could unload. Every server started here
+gets its own prefix, so that stopping it removes exactly its files and never another server's.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import uuid
+from pathlib import Path
+
+SHM = Path("/dev/shm")
+# Triton's own default: how long it lets in-flight requests finish on SIGTERM.
+EXIT_TIMEOUT_S = 30
+
+
+def new_shm_prefix() -> str:
+    return f"plates_{uuid.uuid4().hex[:12]}_"
+
+
+def shm_flag(prefix: str) -> str:
+    return f"--backend-config=python,shm-region-prefix-name={prefix}"
+
+
+class TritonProcess:
+    """Start, stop and kill one server command; it runs in a process group of its own with its stubs."""
+
+    def __init__(self, command: list[str], shm_prefix: str, env: dict[str, str] | None = None, log_file=None):
+        self.command = command
+        self.shm_prefix = shm_prefix
+        self.env = env
+        self.log_file = log_file
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    @property
+    def returncode(self) -> int | None:
+        return None if self.process is None else self.process.returncode
+
+    def start(self) -> None:
+        output = Path(self.log_file).open("ab") if self.log_file else None
+        self.process = subprocess.Popen(
+            self.command, env=self.env, stdout=output, stderr=subprocess.STDOUT if output else None,
+            start_new_session=True,
+        )  # fmt: skip
+
+    def stop(self, timeout: float = EXIT_TIMEOUT_S + 10) -> int | None:
+        """SIGTERM, then wait for Triton to drain; kill the group only if it outstays its own exit timeout."""
+        if self.alive:
+            self.process.send_signal(signal.SIGTERM)
+        return self.finish(timeout)
+
+    def finish(self, timeout: float) -> int | None:
+        """Wait up to `timeout` s for a server told to stop, then kill what is left and remove its files."""
+        if self.alive:
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                pass
+        return self.kill()
+
+    def kill(self) -> int | None:
+        """SIGKILL the server and its stubs at once (what is left of them after stop()), and remove their files."""
+        if self.process is None:
+            return None
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # the group is gone: the server exited and took its stubs with it
+        self.process.wait()
+        remove_shm(self.shm_prefix)
+        return self.process.returncode
+
+
+def remove_shm(prefix: str) -> list[Path]:
+    removed = []
+    for path in SHM.glob(f"{prefix}*"):
+        path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed

@@ -1,0 +1,113 @@
+"""A dead model is noticed and healed, the admin APIs are closed, and nothing is left in /dev/shm: by really killing
+stubs with SIGKILL and really calling the APIs, over HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from plates.client import PlatesClient
+from plates.readiness import normalize_url, wait_for_server
+from plates.server.health import deep_check
+from plates.server.options import ADMIN_HEADER
+
+from .conftest import ADMIN_KEY, free_port
+from .test_serve_command import wait_for_text
+
+CHECK_FAILS_WITHIN_S = 15
+READS_AGAIN_WITHIN_S = 90
+MODELS = ("yolo", "plate_recognition", "stn", "lprnet")
+
+
+def stub_of(server_pid: int, model: str) -> int:
+    """The PID of `model`'s stub process: a child of the server started on `<repository>/<model>/1/model.*`."""
+    found = subprocess.run(["ps", "-ww", "-o", "pid=,args=", "--ppid", str(server_pid)], capture_output=True, text=True)
+    pids = [int(line.split()[0]) for line in found.stdout.splitlines() if f"/{model}/1/model." in line]
+    assert len(pids) == 1, found.stdout
+    return pids[0]
+
+
+def reads_car(url: str, photo: bytes) -> bool:
+    try:
+        with PlatesClient(url, timeout=10) as client:
+            return "B840CK197" in [p.text for p in client.recognize(photo)]
+    except Exception:  # refused, reset, not yet started: not healed yet
+        return False
+
+
+def test_plates_serve_heals_a_killed_stub_of_every_model(request, tmp_path, samples):
+    if request.config.getoption("--triton-url"):
+        pytest.skip("kills the stubs of the local server `plates serve` starts")
+    http = free_port()
+    url = f"localhost:{http}"
+    ports = ["--http-port", str(http), "--grpc-port", str(free_port()), "--metrics-port", str(free_port())]
+    shm_before = set(os.listdir("/dev/shm"))
+    log = tmp_path / "serve.log"
+    photo = (samples / "car.jpg").read_bytes()
+    with log.open("w") as output:
+        serve = subprocess.Popen([sys.executable, "-m", "plates.cli.main", "serve", *ports], stdout=output, stderr=output)
+    try:
+        wait_for_server(url, timeout=300, alive=lambda: serve.poll() is None)
+        wait_for_text(log, "Triton is ready", serve, timeout=30)
+        for restart, model in enumerate(MODELS, start=1):
+            server_pid = int(subprocess.check_output(["pgrep", "-f", f"tritonserver.*--http-port={http}"]).split()[0])
+            os.kill(stub_of(server_pid, model), signal.SIGKILL)
+            killed = time.monotonic()
+            while deep_check(url, timeout=5).healthy:
+                assert time.monotonic() - killed < CHECK_FAILS_WITHIN_S, f"{model}: still healthy"
+                time.sleep(0.5)
+            while not reads_car(url, photo):
+                assert time.monotonic() - killed < READS_AGAIN_WITHIN_S, f"{model}: not healed\n{log.read_text()[-3000:]}"
+                time.sleep(1)
+            assert f"supervisor: restarting Triton (restart {restart})" in log.read_text()
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=60)
+    assert serve.returncode == 0
+    left = {name for name in set(os.listdir("/dev/shm")) - shm_before if name.startswith("plates_")}
+    assert left == set(), "the service left shared memory behind"
+
+
+def admin_call(url: str, key: str | None) -> int:
+    request = urllib.request.Request(f"{normalize_url(url)}/v2/repository/index", data=b"{}", method="POST")
+    if key is not None:
+        request.add_header(ADMIN_HEADER, key)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_model_repository_api_answers_only_the_admin_key(triton_url):
+    assert admin_call(triton_url, None) == 403
+    assert admin_call(triton_url, "wrong") == 403
+    assert admin_call(triton_url, ADMIN_KEY) == 200
+
+
+@pytest.mark.parametrize("path", ["/v2/logging", "/v2/trace/setting", "/v2/systemsharedmemory/status"])
+def test_logging_trace_and_shared_memory_apis_are_closed_without_the_key(triton_url, path):
+    with pytest.raises(urllib.error.HTTPError) as error:
+        urllib.request.urlopen(f"{normalize_url(triton_url)}{path}", timeout=10)
+    assert error.value.code == 403
+
+
+def test_the_deep_check_passes_on_a_healthy_server(triton_url):
+    report = deep_check(triton_url)
+    assert report.healthy, report.summary()
+
+
+def test_local_server_listens_on_loopback_only(request, triton_url):
+    if request.config.getoption("--triton-url"):
+        pytest.skip("the local launcher's address")
+    port = int(triton_url.rsplit(":", 1)[1])
+    listening = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True).stdout
+    assert listening and all(line.split()[3] == f"127.0.0.1:{port}" for line in listening.splitlines()), listening

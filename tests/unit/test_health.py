@@ -1,0 +1,72 @@
+"""The deep health check against a fake Triton on 127.0.0.1: which answers count as healthy."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from plates.server.health import PROBES, deep_check, main
+
+
+@pytest.fixture
+def fake_triton():
+    """A server answering /v2/models/<model>/infer with the status set per model in `statuses` (200 by default)."""
+    statuses: dict[str, int] = {}
+    seen: list[tuple[str, dict]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            model = self.path.split("/")[3]
+            seen.append((model, json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
+            status = statuses.get(model, 200)
+            body = json.dumps({"error": f"Stub process '{model}_0_0' is not healthy."} if status != 200 else {})
+            self.send_response(status)
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"127.0.0.1:{server.server_address[1]}", statuses, seen
+    server.shutdown()
+
+
+def test_every_model_answering_is_healthy(fake_triton):
+    url, _, seen = fake_triton
+    report = deep_check(url)
+    assert report.healthy and report.summary().startswith("healthy: plate_recognition ok")
+    # plate_recognition calls yolo itself: a dead yolo fails that request.
+    assert [model for model, _ in seen] == ["plate_recognition", "stn", "lprnet"]
+    photo = seen[0][1]["inputs"][0]
+    assert photo["datatype"] == "UINT8" and len(photo["data"]) == photo["shape"][0] * photo["shape"][1] * 3
+
+
+def test_a_failing_model_is_unhealthy_and_named_with_its_error(fake_triton, capsys):
+    url, statuses, _ = fake_triton
+    statuses["stn"] = 500
+    report = deep_check(url)
+    assert not report.healthy and [m.model for m in report.failed] == ["stn"]
+    assert main(["--url", url]) == 1
+    assert capsys.readouterr().err.strip() == "unhealthy: stn: HTTP 500: Stub process 'stn_0_0' is not healthy."
+
+
+def test_a_busy_model_is_healthy(fake_triton):
+    url, statuses, _ = fake_triton
+    statuses["plate_recognition"] = 503  # refused for overload: it answered
+    report = deep_check(url)
+    assert report.healthy and report.models[0].detail == "busy"
+
+
+def test_no_server_is_unhealthy(capsys):
+    assert main(["--url", "127.0.0.1:9", "--timeout", "1"]) == 1
+    assert "plate_recognition: no answer" in capsys.readouterr().err
+
+
+def test_probes_are_shaped_as_each_model_takes_them():
+    assert PROBES["stn"]["shape"] == PROBES["lprnet"]["shape"] == [1, 3, 24, 94]
+    assert len(PROBES["stn"]["data"]) == 3 * 24 * 94
