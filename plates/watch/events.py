@@ -1,4 +1,5 @@
-"""A track's readings, and the one event they make: the text voted over them, weighted by text_score."""
+"""A track's readings, and the one event they make: the text voted over them, each reading's candidates counted
+with their probabilities."""
 
 from __future__ import annotations
 
@@ -27,13 +28,13 @@ class Event:
     source: str
     track: int
     text: str | None  # None where no frame of the track gave a valid plate
-    text_score: float  # mean text_score of the readings of `text`
+    text_score: float  # mean probability of `text` over the readings that were read
     region: Region | None
     first_seen: float  # media time, seconds
     last_seen: float
     first_seen_at: str  # wall-clock time, ISO 8601 UTC
     last_seen_at: str
-    best_frame: int  # the frame of the reading of `text` with the highest text_score
+    best_frame: int  # the frame of the reading that gave `text` the highest probability
     box: list[float]  # the plate's box in that frame
     readings: int  # frames the plate was read in
 
@@ -52,16 +53,34 @@ class Event:
         return data
 
 
+def beliefs(plate: Plate) -> list[tuple[str, float]]:
+    """The texts a reading gives probability to: its candidates (its text first), or its text alone where the
+    server sent none; nothing for a plate the server did not read, whose candidates it judged phantoms."""
+    if not plate.text:
+        return []
+    return plate.candidates or [(plate.text, plate.text_score)]
+
+
 def vote(readings: list[Reading]) -> tuple[str | None, float, Reading]:
-    """The text with the most summed text_score, its mean text_score, and its best reading."""
-    weights: dict[str | None, float] = defaultdict(float)
-    for reading in readings:
-        if reading.plate.text:
-            weights[reading.plate.text] += reading.plate.text_score
-    text = max(weights, key=weights.__getitem__) if weights else None
-    own = [r for r in readings if r.plate.text == text]
-    best = max(own, key=lambda r: r.plate.text_score)  # the first of equals, as Track.add keeps its crop
-    return text, sum(r.plate.text_score for r in own) / len(own), best
+    """The text with the most probability summed over the readings' candidates, its mean probability over the
+    readings that were read, and the reading that gave it the most.
+
+    Summing every candidate, not only each reading's text, keeps what the recognizer believed in frames where a
+    close call went the other way: in the test video car.jpg's plate is read right in 1 frame of 6 (O for C in 3,
+    117 for 197 in 3), yet the right text is a candidate in 5 of them and sums to the most (README: Cameras and
+    video).
+    """
+    read = [r for r in readings if r.plate.text]
+    totals: dict[str, float] = defaultdict(float)
+    for reading in read:
+        for text, probability in beliefs(reading.plate):
+            totals[text] += probability
+    if not totals:
+        return None, 0.0, max(readings, key=lambda r: r.plate.text_score)
+    text = max(totals, key=totals.__getitem__)
+    # The first of equals, as Track.add keeps its crop.
+    best = max(read, key=lambda r: dict(beliefs(r.plate)).get(text, 0.0))
+    return text, totals[text] / len(read), best
 
 
 def _iso(wall_time: float) -> str:
@@ -70,20 +89,22 @@ def _iso(wall_time: float) -> str:
 
 @dataclass
 class Track:
-    """The readings of one tracked plate, and the crop of the best reading of each text (for --save-crops)."""
+    """The readings of one tracked plate, and for each text the crop of the reading that gave it the most
+    probability (for --save-crops)."""
 
     id: int
     readings: list[Reading] = field(default_factory=list)
     confirmed: bool = False  # the tracker reported it: seen in two frames (a one-frame detection is no plate)
     reported: bool = False  # its event went out (at --max-delay, before the track ended)
     crops: dict[str | None, np.ndarray] = field(default_factory=dict)
+    crop_scores: dict[str | None, float] = field(default_factory=dict)  # the probability each crop gave its text
 
     def add(self, reading: Reading, crop: np.ndarray | None = None) -> None:
-        text = reading.plate.text
-        if crop is not None and all(
-            r.plate.text_score < reading.plate.text_score for r in self.readings if r.plate.text == text
-        ):
-            self.crops[text] = crop
+        if crop is not None:
+            # Every text the reading believes in may win the vote, so each keeps the crop of its likeliest reading.
+            for text, probability in beliefs(reading.plate) or [(None, reading.plate.text_score)]:
+                if probability > self.crop_scores.get(text, -1.0):
+                    self.crops[text], self.crop_scores[text] = crop, probability
         self.readings.append(reading)
 
     def event(self, source: str) -> Event:
