@@ -21,7 +21,6 @@ import argparse
 import signal
 import sys
 import threading
-import time
 from dataclasses import dataclass
 from typing import Callable, Protocol
 

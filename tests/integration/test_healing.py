@@ -10,7 +10,6 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -53,7 +52,8 @@ def test_plates_serve_heals_a_killed_stub_of_every_model(request, tmp_path, samp
     log = tmp_path / "serve.log"
     photo = (samples / "car.jpg").read_bytes()
     with log.open("w") as output:
-        serve = subprocess.Popen([sys.executable, "-m", "plates.cli.main", "serve", *ports], stdout=output, stderr=output)
+        command = [sys.executable, "-m", "plates.cli.main", "serve", *ports]
+        serve = subprocess.Popen(command, stdout=output, stderr=output)
     try:
         wait_for_server(url, timeout=300, alive=lambda: serve.poll() is None)
         wait_for_text(log, "Triton is ready", serve, timeout=30)
@@ -65,7 +65,8 @@ def test_plates_serve_heals_a_killed_stub_of_every_model(request, tmp_path, samp
                 assert time.monotonic() - killed < CHECK_FAILS_WITHIN_S, f"{model}: still healthy"
                 time.sleep(0.5)
             while not reads_car(url, photo):
-                assert time.monotonic() - killed < READS_AGAIN_WITHIN_S, f"{model}: not healed\n{log.read_text()[-3000:]}"
+                healing = time.monotonic() - killed
+                assert healing < READS_AGAIN_WITHIN_S, f"{model}: not healed\n{log.read_text()[-3000:]}"
                 time.sleep(1)
             assert f"supervisor: restarting Triton (restart {restart})" in log.read_text()
     finally:

@@ -34,7 +34,8 @@ def k8s_limits() -> tuple[int, int]:
 
 def server_processes(triton_url: str) -> list[psutil.Process]:
     port = triton_url.rsplit(":", 1)[1]
-    servers = [p for p in psutil.process_iter(["cmdline"]) if f"--http-port={port}" in " ".join(p.info["cmdline"] or [])]
+    flag = f"--http-port={port}"
+    servers = [p for p in psutil.process_iter(["cmdline"]) if flag in (p.info["cmdline"] or [])]
     assert len(servers) == 1, servers
     return [servers[0], *servers[0].children()]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import cv2
 import numpy as np
 import pytest
@@ -52,8 +53,10 @@ def test_bench_times_a_photo_both_ways_and_attributes_its_requests_to_each_model
     assert lines[5].startswith("car.jpg as pixels: 2 requests"), lines
     by_model = {line.split()[0]: line for line in lines[1:5]}
     assert set(by_model) == {"plate_recognition", "yolo", "stn", "lprnet"}
-    # One plate read as 15 crop variants: each photo is one stn request of 15 items.
-    assert "2 requests (   30 items)" in by_model["stn"], by_model["stn"]
+    # One plate read as 15 crop variants: each photo is one stn request of 15 items. A server behind the supervisor
+    # (the image) also gets its health check's one-crop requests meanwhile: any request beyond the two holds one.
+    requests, items = map(int, re.search(r"(\d+) requests \(\s*(\d+) items\)", by_model["stn"]).groups())
+    assert requests >= 2 and items - (requests - 2) == 30, by_model["stn"]
     wire = lines[10]
     assert wire.startswith("car.jpg: on the wire ") and f"{439 * 780 * 3:,}" not in wire.split(",")[0], wire
     assert lines[11].startswith("car.jpg@64x48 as file: 2 requests"), lines
@@ -64,9 +67,11 @@ def test_photo_without_plates_answers_empty_without_calling_the_recognizer(trito
     before = {m: inference_count(triton_url, m) for m in ("stn", "lprnet", "yolo")}
     with PlatesClient(triton_url) as client:
         assert client.recognize(cv2.imread(str(samples / "cat.jpeg"))) == []
-    assert inference_count(triton_url, "yolo") == before["yolo"] + 1
-    assert inference_count(triton_url, "stn") == before["stn"]
-    assert inference_count(triton_url, "lprnet") == before["lprnet"]
+    grown = {m: inference_count(triton_url, m) - before[m] for m in before}
+    # A server behind the supervisor (the image) may also answer one health check meanwhile: one more blank photo
+    # for yolo, one blank crop each for stn and lprnet. A plate read would have cost them 15 crops each.
+    probes = grown["yolo"] - 1
+    assert probes in (0, 1) and grown["stn"] == grown["lprnet"] == probes, grown
 
 
 @pytest.mark.parametrize(("model", "shape"), [("stn", [4, 3, 24, 94]), ("lprnet", [4, 23, 18])])

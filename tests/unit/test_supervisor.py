@@ -81,7 +81,10 @@ def test_kill_ends_the_whole_process_group_and_removes_its_shared_memory(tmp_pat
     (tmp_path / "plates_abc_region").write_bytes(b"x")
     (tmp_path / "someone_elses_region").write_bytes(b"x")
     # A parent with a child, as tritonserver with its stubs: both must go.
-    script = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); time.sleep(60)"
+    script = (
+        "import subprocess, sys, time; "
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); time.sleep(60)"
+    )
     process = TritonProcess([sys.executable, "-c", script], "plates_abc_")
     process.start()
     time.sleep(0.5)
@@ -89,7 +92,8 @@ def test_kill_ends_the_whole_process_group_and_removes_its_shared_memory(tmp_pat
     assert len(children) == 2
     process.kill()
     assert not process.alive
-    assert all(not os.path.exists(f"/proc/{pid}") or "Z" in open(f"/proc/{pid}/stat").read().split()[2] for pid in children)
+    for pid in children:  # gone, or a zombie waiting for its new parent to reap it
+        assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["someone_elses_region"]
     assert remove_shm("plates_abc_") == []
 
