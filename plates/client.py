@@ -6,9 +6,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from plates.exceptions import InvalidInputError, PlatesError, ServerUnavailableError
+from plates.exceptions import InvalidInputError, OverloadedError, PlatesError, ServerUnavailableError
 from plates.images import check_image
 from plates.readiness import normalize_url
+from plates.retry import RetryPolicy, call_with_retries
 
 MODEL = "plate_recognition"
 OUTPUTS = ("coordinates", "texts", "scores", "text_scores", "candidates", "candidate_scores")
@@ -81,32 +82,44 @@ def _candidates(texts: np.ndarray | None, scores: np.ndarray | None, plates: int
 
 
 class PlatesClient:
-    """`with PlatesClient("localhost:8000") as client: client.recognize(image)`."""
+    """`with PlatesClient("localhost:8000") as client: client.recognize(image)`.
 
-    def __init__(self, url: str = "localhost:8000", timeout: float = 60.0) -> None:
+    A request the server refuses as overloaded (HTTP 503) is sent again as `retry` says, within `timeout` seconds
+    (also each request's network timeout); OverloadedError once it gives up.
+    """
+
+    def __init__(self, url: str = "localhost:8000", timeout: float = 60.0, retry: RetryPolicy = RetryPolicy()) -> None:
         import tritonclient.http as httpclient
 
         self.url = normalize_url(url)
+        self.timeout = timeout
+        self.retry = retry
         self._http = httpclient
         host = self.url.split("://", 1)[1]
         self._client = httpclient.InferenceServerClient(host, connection_timeout=timeout, network_timeout=timeout)
 
     def recognize(self, image: np.ndarray) -> list[Plate]:
-        from tritonclient.utils import InferenceServerException
-
         image = check_image(image)
         request = self._http.InferInput("input__0", list(image.shape), "UINT8")
         request.set_data_from_numpy(image)
         outputs = [self._http.InferRequestedOutput(name, binary_data=True) for name in OUTPUTS]
+        result = call_with_retries(lambda: self._infer(request, outputs), self.retry, self.timeout)
+        return plates_from_outputs(*(result.as_numpy(name) for name in OUTPUTS))
+
+    def _infer(self, request, outputs):
+        from tritonclient.utils import InferenceServerException
+
         try:
-            result = self._client.infer(MODEL, [request], outputs=outputs)
+            return self._client.infer(MODEL, [request], outputs=outputs)
         except InferenceServerException as error:
             if str(error.status()) == "400":
                 raise InvalidInputError(f"server rejected the image: {error.message()}") from error
+            # Triton's refusals (a full queue, a queue timeout), also those of a model the orchestrator called.
+            if str(error.status()) == "503":
+                raise OverloadedError(f"server at {self.url} is overloaded: {error.message()}") from error
             raise PlatesError(f"server at {self.url} failed: {error.message()}") from error
         except (ConnectionError, OSError) as error:
             raise ServerUnavailableError(f"no Triton server answers at {self.url}: {error}") from error
-        return plates_from_outputs(*(result.as_numpy(name) for name in OUTPUTS))
 
     def close(self) -> None:
         self._client.close()
