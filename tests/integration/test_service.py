@@ -48,7 +48,8 @@ def test_bench_times_a_photo_and_attributes_its_requests_to_each_model(triton_ur
     assert main(["bench", str(samples / "car.jpg"), "--requests", "2", "--warmup", "1", "--url", triton_url]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("car.jpg: 2 requests, concurrency 1:"), lines
-    by_model = {line.split()[0]: line for line in lines[1:]}
+    assert lines[5].startswith("  accepted 2, refused 0 (none), failed 0;"), lines
+    by_model = {line.split()[0]: line for line in lines[1:5]}
     assert set(by_model) == {"plate_recognition", "yolo", "stn", "lprnet"}
     # One plate read as 15 crop variants: each photo is one stn request of 15 items.
     assert "2 requests (   30 items)" in by_model["stn"], by_model["stn"]
