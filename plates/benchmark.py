@@ -110,11 +110,10 @@ def run_requests(
 ) -> Outcomes:
     """Call `send()` `requests` times, or for `duration_s` seconds, from `concurrency` threads.
 
-    A refusal is counted, not retried (`send` must not retry either); the thread that got it waits
-    `pause(k)` seconds before its next request after its k-th refusal in a row (from 0), as a client that backs
-    off would (RetryPolicy.pause). A failure is
-    counted and the run goes on; ServerUnavailableError other than a refusal (no server answers) and errors that
-    are not PlatesError stop it and are raised.
+    A refusal is counted, not retried (`send` must not retry either); after its k-th refusal in a row (from 0) the
+    thread waits `pause(k)` seconds before its next request, as a client that backs off would (RetryPolicy.pause).
+    A failure is counted and the run goes on; ServerUnavailableError other than a refusal (no server answers) and
+    errors that are not PlatesError stop it and are raised.
     """
     outcomes = Outcomes()
     fatal: list[Exception] = []
@@ -152,7 +151,7 @@ def run_requests(
             if refusals:
                 time.sleep(max(0.0, min(pause(refusals - 1), deadline - time.perf_counter())))
 
-    threads = [threading.Thread(target=worker) for _ in range(concurrency if requests is None else min(concurrency, requests))]
+    threads = [threading.Thread(target=worker) for _ in range(min(concurrency, requests or concurrency))]
     for thread in threads:
         thread.start()
     for thread in threads:
