@@ -12,11 +12,12 @@ import json
 import threading
 import time
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
-from plates.exceptions import InvalidInputError
+from plates.exceptions import InvalidInputError, OverloadedError, PlatesError, ServerUnavailableError
 from plates.readiness import normalize_url
 
 MODELS = ("plate_recognition", "yolo", "stn", "lprnet")
@@ -86,37 +87,92 @@ def model_time(model: str, before: dict, after: dict) -> ModelTime:
     return ModelTime(model, requests, items, executions, queue / per, compute / per)
 
 
-def run_requests(send, requests: int, concurrency: int) -> tuple[list[float], float]:
-    """Call `send()` `requests` times from `concurrency` threads; each request's seconds, and the run's."""
-    latencies: list[float] = []
-    errors: list[Exception] = []
-    remaining = iter(range(requests))
+@dataclass
+class Outcomes:
+    """What one run's requests came to, each with its seconds from send to answer."""
+
+    accepted: list[float] = field(default_factory=list)
+    refused: list[float] = field(default_factory=list)  # OverloadedError: the server's "try later"
+    failed: list[PlatesError] = field(default_factory=list)  # any other error the server answered
+    seconds: float = 0.0  # wall time of the whole run
+
+    @property
+    def slowest_s(self) -> float:
+        return max(self.accepted + self.refused, default=0.0)
+
+
+def run_requests(
+    send,
+    requests: int | None,
+    concurrency: int,
+    duration_s: float | None = None,
+    pause: Callable[[int], float] = lambda retry: 0.0,
+) -> Outcomes:
+    """Call `send()` `requests` times, or for `duration_s` seconds, from `concurrency` threads.
+
+    A refusal is counted, not retried (`send` must not retry either); after its k-th refusal in a row (from 0) the
+    thread waits `pause(k)` seconds before its next request, as a client that backs off would (RetryPolicy.pause).
+    A failure is counted and the run goes on; ServerUnavailableError other than a refusal (no server answers) and
+    errors that are not PlatesError stop it and are raised.
+    """
+    outcomes = Outcomes()
+    fatal: list[Exception] = []
+    remaining = iter(range(requests)) if requests is not None else iter(int, 1)  # iter(int, 1): endless
     lock = threading.Lock()
+    start = time.perf_counter()
+    deadline = start + duration_s if duration_s is not None else float("inf")
 
     def worker() -> None:
+        refusals = 0
         while True:
             with lock:
-                if errors or next(remaining, None) is None:
+                if fatal or next(remaining, None) is None or time.perf_counter() >= deadline:
                     return
-            start = time.perf_counter()
+            sent = time.perf_counter()
             try:
                 send()
+                kind, refusals = outcomes.accepted, 0
+            except OverloadedError:
+                kind, refusals = outcomes.refused, refusals + 1
+            except PlatesError as error:
+                if isinstance(error, ServerUnavailableError):
+                    with lock:
+                        fatal.append(error)
+                    return
+                with lock:
+                    outcomes.failed.append(error)
+                continue
             except Exception as error:  # handed to the caller, which knows what the request was
                 with lock:
-                    errors.append(error)
+                    fatal.append(error)
                 return
             with lock:
-                latencies.append(time.perf_counter() - start)
+                kind.append(time.perf_counter() - sent)
+            if refusals:
+                time.sleep(max(0.0, min(pause(refusals - 1), deadline - time.perf_counter())))
 
-    threads = [threading.Thread(target=worker) for _ in range(min(concurrency, requests))]
-    start = time.perf_counter()
+    threads = [threading.Thread(target=worker) for _ in range(min(concurrency, requests or concurrency))]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    if errors:
-        raise errors[0]
-    return latencies, time.perf_counter() - start
+    if fatal:
+        raise fatal[0]
+    outcomes.seconds = time.perf_counter() - start
+    return outcomes
+
+
+def format_outcomes(outcomes: Outcomes, timeout_s: float) -> str:
+    """Accepted, refused and failed counts, how fast refusals came back, and the slowest request against the
+    client's timeout."""
+    refused = (
+        f"p99 {np.percentile(np.asarray(outcomes.refused) * 1000.0, 99):.1f} ms" if outcomes.refused else "none"
+    )
+    return (
+        f"  accepted {len(outcomes.accepted)}, refused {len(outcomes.refused)} ({refused}), "
+        f"failed {len(outcomes.failed)}; slowest {outcomes.slowest_s * 1000.0:.0f} ms "
+        f"of the client's {timeout_s:g} s timeout"
+    )
 
 
 def format_run(label: str, latency: Latency, models: list[ModelTime], concurrency: int) -> str:
@@ -139,3 +195,24 @@ def format_wire(name: str, file_bytes: int, pixel_bytes: int, file_p50_ms: float
         f"{name}: on the wire {file_bytes:,} B as file, {pixel_bytes:,} B as pixels ({pixel_bytes / file_bytes:.1f} "
         f"times more); p50 latency {file_p50_ms:.1f} ms as file, {pixel_p50_ms:.1f} ms as pixels"
     )
+
+
+def format_sweep(levels: dict[int, Outcomes]) -> str:
+    """The sustainable concurrency, the highest measured level where the server refused nothing, and every higher
+    level's accepted p99 as a multiple of its p99: how well the queue bounds hold the latency of what is served."""
+    p99 = {c: float(np.percentile(o.accepted, 99)) * 1000.0 for c, o in levels.items() if o.accepted}
+    clean = [c for c, o in levels.items() if not o.refused and not o.failed and o.accepted]
+    if not clean:
+        return "sustainable concurrency: none measured (every level had refusals or failures)"
+    sustainable = max(clean)
+    lines = [
+        f"sustainable concurrency (the highest with nothing refused): {sustainable}, "
+        f"accepted p99 {p99[sustainable]:.0f} ms"
+    ]
+    for level in sorted(c for c in levels if c > sustainable):
+        ratio = f"{p99[level] / p99[sustainable]:.2f}x" if level in p99 else "none accepted"
+        lines.append(
+            f"  concurrency {level} ({level / sustainable:g}x): accepted p99 {ratio} of that, "
+            f"{len(levels[level].refused)} of {len(levels[level].accepted) + len(levels[level].refused)} refused"
+        )
+    return "\n".join(lines)

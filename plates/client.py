@@ -6,9 +6,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from plates.exceptions import InvalidInputError, PlatesError, ServerUnavailableError
+from plates.exceptions import InvalidInputError, OverloadedError, PlatesError, ServerUnavailableError
 from plates.images import check_image
 from plates.readiness import normalize_url
+from plates.retry import RetryPolicy, call_with_retries
 
 MODEL = "plate_recognition"
 OUTPUTS = ("coordinates", "texts", "scores", "text_scores", "candidates", "candidate_scores")
@@ -81,12 +82,18 @@ def _candidates(texts: np.ndarray | None, scores: np.ndarray | None, plates: int
 
 
 class PlatesClient:
-    """`with PlatesClient("localhost:8000") as client: client.recognize(Path("a.jpg").read_bytes())`."""
+    """`with PlatesClient("localhost:8000") as client: client.recognize(Path("a.jpg").read_bytes())`.
 
-    def __init__(self, url: str = "localhost:8000", timeout: float = 60.0) -> None:
+    A request the server refuses as overloaded (HTTP 503) is sent again as `retry` says, within `timeout` seconds
+    (also each request's network timeout); OverloadedError once it gives up.
+    """
+
+    def __init__(self, url: str = "localhost:8000", timeout: float = 60.0, retry: RetryPolicy = RetryPolicy()) -> None:
         import tritonclient.http as httpclient
 
         self.url = normalize_url(url)
+        self.timeout = timeout
+        self.retry = retry
         self._http = httpclient
         host = self.url.split("://", 1)[1]
         self._client = httpclient.InferenceServerClient(host, connection_timeout=timeout, network_timeout=timeout)
@@ -94,17 +101,24 @@ class PlatesClient:
 
     def recognize(self, image: bytes | np.ndarray) -> list[Plate]:
         """The plates of `image`: a photo file's bytes (JPEG or PNG, decoded by the server), or its HWC BGR pixels."""
+        inputs = self.inputs(image)
+        result = call_with_retries(lambda: self._infer(inputs), self.retry, self.timeout)
+        return plates_from_outputs(*(result.as_numpy(name) for name in OUTPUTS))
+
+    def _infer(self, inputs):
         from tritonclient.utils import InferenceServerException
 
         try:
-            result = self._client.infer(MODEL, self.inputs(image), outputs=self._outputs)
+            return self._client.infer(MODEL, inputs, outputs=self._outputs)
         except InferenceServerException as error:
             if str(error.status()) == "400":
                 raise InvalidInputError(f"server rejected the image: {error.message()}") from error
+            # Triton's refusals (a full queue, a queue timeout), also those of a model the orchestrator called.
+            if str(error.status()) == "503":
+                raise OverloadedError(f"server at {self.url} is overloaded: {error.message()}") from error
             raise PlatesError(f"server at {self.url} failed: {error.message()}") from error
         except (ConnectionError, OSError) as error:
             raise ServerUnavailableError(f"no Triton server answers at {self.url}: {error}") from error
-        return plates_from_outputs(*(result.as_numpy(name) for name in OUTPUTS))
 
     def inputs(self, image: bytes | np.ndarray) -> list:
         """The request's one input: `image_bytes` for a file's bytes, `input__0` for pixels."""

@@ -10,13 +10,14 @@ import threading
 import numpy as np
 
 from plates.client import Plate, PlatesClient
+from plates.retry import RetryPolicy
 
 
 class ThreadLocalClients:
     """`recognize(image)` from any thread; `with ThreadLocalClients(url) as clients:` closes them all."""
 
-    def __init__(self, url: str) -> None:
-        self.url = url
+    def __init__(self, url: str, timeout: float = 60.0, retry: RetryPolicy = RetryPolicy()) -> None:
+        self.url, self.timeout, self.retry = url, timeout, retry
         self._local = threading.local()
         self._clients: list[PlatesClient] = []
         self._lock = threading.Lock()
@@ -24,7 +25,7 @@ class ThreadLocalClients:
     def client(self) -> PlatesClient:
         """This thread's client, made on its first call."""
         if not hasattr(self._local, "client"):
-            self._local.client = PlatesClient(self.url)
+            self._local.client = PlatesClient(self.url, self.timeout, self.retry)
             with self._lock:
                 self._clients.append(self._local.client)
         return self._local.client

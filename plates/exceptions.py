@@ -49,6 +49,11 @@ class ServerUnavailableError(PlatesError):
     exit_code = 69  # EX_UNAVAILABLE
 
 
+class OverloadedError(ServerUnavailableError):
+    """The server refused a request because it is busy: a model's queue was full, or the request waited in it past
+    its timeout. Nothing was wrong with the request; the same request may succeed later."""
+
+
 class SourceUnavailableError(PlatesError):
     """A camera or stream (`plates watch`) that cannot be opened."""
 
@@ -63,6 +68,19 @@ class SubModelError(PlatesError):
     def __init__(self, model: str, message: str) -> None:
         super().__init__(f"model '{model}' failed: {message}")
         self.model = model
+
+
+# What Triton 2.51 says when a model's queue policy refuses a request: its queue was full, or it waited past the
+# queue's timeout. Both answer the client HTTP 503, but a BLS caller gets them with code INTERNAL (seen on 2.51),
+# so the message is all that tells a sub-model's refusal from its failure.
+QUEUE_REFUSALS = ("Exceeds maximum queue size", "Request timeout expired")
+
+
+def sub_model_error(model: str, message: str) -> PlatesError:
+    """The error to answer for a sub-model's error response: a refusal stays a refusal (503, try later)."""
+    if any(refusal in message for refusal in QUEUE_REFUSALS):
+        return OverloadedError(f"model '{model}' is overloaded: {message}")
+    return SubModelError(model, message)
 
 
 @contextmanager

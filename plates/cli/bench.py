@@ -1,9 +1,13 @@
-"""plates bench IMAGE [IMAGE ...] [--url URL] [--requests 50] [--concurrency 1] [--frame 1920x1080]: time the service.
+"""plates bench IMAGE [IMAGE ...] [--url URL] [--requests 50 | --duration S] [--concurrency 1 [2 ...]]
+[--frame 1920x1080]: time the service, and how it holds up under load.
 
-Each photo is sent `--requests` times after a few unmeasured warm-up requests, as its file (the server decodes
-it) and as its pixels; for each way, the client's latency percentiles and throughput, and each model's queue and
-compute time per request from Triton's statistics; then the bytes each way puts on the wire, side by side.
-`--frame WxH` also times each photo resized to that frame and stored as a JPEG, as a camera would send it.
+Each photo is sent `--requests` times (or for `--duration` seconds) at each `--concurrency` level, after a few
+unmeasured warm-up requests, as its file (the server decodes it) and as its pixels; for each, the client's latency
+percentiles and throughput, how many requests the server accepted and refused (a refusal is counted, never
+retried), and each model's queue and compute time per request from Triton's statistics; then the bytes each way
+puts on the wire, side by side. With several levels, the sustainable concurrency and how latency holds above it.
+`--frame WxH` also times each photo resized to that frame and stored as a JPEG, as a camera would send it. Where the
+server runs on this machine, its processes' memory at the start and end (a soak: --duration).
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import numpy as np
 
 from plates.benchmark import (
     MODELS,
+    format_outcomes,
     format_run,
+    format_sweep,
     format_wire,
     model_statistics,
     model_time,
@@ -25,25 +31,34 @@ from plates.benchmark import (
 )
 from plates.cli.client import add_url_option
 from plates.client_threads import ThreadLocalClients
-from plates.exceptions import InvalidInputError, naming
+from plates.exceptions import InvalidInputError, PlatesError, naming
 from plates.photos import decode_pixels, read_photo
 from plates.readiness import require_ready
+from plates.retry import NO_RETRY, RetryPolicy
+from plates.server.processes import format_growth, memory, server_processes
 
 
 def add_bench_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "bench",
-        help="latency, throughput and per-model time of the served pipeline on photos",
-        description=__doc__.split("\n", 2)[2].strip(),
+        help="latency, throughput, refusals under load and per-model time of the served pipeline on photos",
+        description=__doc__.split("\n", 3)[3].strip(),
     )
     parser.add_argument("images", nargs="+", metavar="IMAGE", help="photo files, each timed on its own")
     add_url_option(parser)
-    parser.add_argument("--requests", type=int, default=50, help="measured requests per photo (default 50)")
-    parser.add_argument("--concurrency", type=int, default=1, help="requests in flight at once (default 1)")
+    parser.add_argument("--requests", type=int, default=50, help="measured requests per photo and level (default 50)")
+    parser.add_argument(
+        "--duration", type=float, metavar="S", help="send for S seconds per photo and level instead of --requests"
+    )
+    parser.add_argument(
+        "--concurrency", type=int, nargs="+", default=[1], metavar="N", help="requests in flight at once; several "
+        "levels run one after the other (default 1)"
+    )
     parser.add_argument("--warmup", type=int, default=3, help="unmeasured requests per photo first (default 3)")
     parser.add_argument(
         "--frame", type=frame_size, metavar="WxH", help="also time each photo resized to this frame (e.g. 1920x1080)"
     )
+    parser.add_argument("--timeout", type=float, default=60.0, help="the client's timeout in seconds (default 60)")
     parser.set_defaults(run=run_bench)
     return parser
 
@@ -65,11 +80,13 @@ def as_frame(pixels: np.ndarray, size: tuple[int, int]) -> bytes:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    if args.requests < 1 or args.concurrency < 1 or args.warmup < 0:
+    if args.requests < 1 or min(args.concurrency) < 1 or args.warmup < 0 or args.timeout <= 0:
         raise InvalidInputError(
-            f"--requests ({args.requests}) and --concurrency ({args.concurrency}) must be at least 1, "
-            f"--warmup ({args.warmup}) at least 0"
+            f"--requests ({args.requests}) and --concurrency ({' '.join(map(str, args.concurrency))}) must be at "
+            f"least 1, --warmup ({args.warmup}) at least 0, --timeout ({args.timeout}) above 0"
         )
+    if args.duration is not None and args.duration <= 0:
+        raise InvalidInputError(f"--duration ({args.duration}) must be above 0 seconds")
     photos = {}  # name -> the file's bytes and its pixels
     for path in args.images:
         with naming(f"photo {path}"):
@@ -81,28 +98,61 @@ def run_bench(args: argparse.Namespace) -> int:
             photos[f"{Path(path).name}@{args.frame[0]}x{args.frame[1]}"] = frame, decode_pixels(frame, "frame")
     require_ready(args.url)
 
-    def timed(label: str, image: bytes | np.ndarray) -> float:
-        """Time `image` (a file or pixels), print the run, and return its p50 latency in ms."""
-        with naming(f"photo {label}"):
-            for _ in range(args.warmup):
-                clients.recognize(image)
-            before = {m: model_statistics(args.url, m) for m in MODELS}
-            latencies, seconds = run_requests(lambda: clients.recognize(image), args.requests, args.concurrency)
-            after = {m: model_statistics(args.url, m) for m in MODELS}
-        latency = summarize(latencies, seconds)
-        models = [model_time(m, before[m], after[m]) for m in MODELS]
-        print(format_run(label, latency, models, args.concurrency), flush=True)
-        return latency.p50_ms
+    failures = []
+    # A refused thread waits as PlatesClient would before a retry. Without it, on the 2-core machine, 15 threads
+    # resending at once had the server spend its CPU on refusing (1 MB photos): 0.7 accepted req/s instead of 4.7.
+    backoff = RetryPolicy()
+
+    def timed(label: str, image: bytes | np.ndarray) -> float | None:
+        """Send `image` (a file or pixels) at every level, print each run; the p50 at the first level, in ms."""
+        levels, p50 = {}, None
+        for concurrency in args.concurrency:
+            with naming(f"photo {label}"):
+                before = {m: model_statistics(args.url, m) for m in MODELS}
+                requests = None if args.duration is not None else args.requests
+                outcomes = run_requests(
+                    lambda: clients.recognize(image), requests, concurrency, args.duration, backoff.pause
+                )
+                after = {m: model_statistics(args.url, m) for m in MODELS}
+            levels[concurrency] = outcomes
+            failures.extend(outcomes.failed)
+            if not outcomes.accepted:
+                print(f"{label}: concurrency {concurrency}: no request was accepted")
+                print(format_outcomes(outcomes, args.timeout), flush=True)
+                continue
+            latency = summarize(outcomes.accepted, outcomes.seconds)
+            p50 = latency.p50_ms if p50 is None else p50
+            models = [model_time(m, before[m], after[m]) for m in MODELS]
+            print(format_run(label, latency, models, concurrency), flush=True)
+            print(format_outcomes(outcomes, args.timeout), flush=True)
+        if len(levels) > 1:
+            print(format_sweep(levels), flush=True)
+        return p50
 
     p50s = {}
-    with ThreadLocalClients(args.url) as clients:
+    with ThreadLocalClients(args.url, timeout=args.timeout, retry=NO_RETRY) as clients:
+        for name, (data, pixels) in photos.items():
+            with naming(f"photo {name}"):
+                for _ in range(args.warmup):
+                    clients.recognize(data)
+        processes = server_processes(args.url)
+        start_memory = memory(processes)
         for name, (data, pixels) in photos.items():
             p50s[name] = timed(f"{name} as file", data)
             p50_pixels = timed(f"{name} as pixels", pixels)
-            sizes = clients.client().request_size(data), clients.client().request_size(pixels)
-            print(format_wire(name, *sizes, p50s[name], p50_pixels), flush=True)
-    if len(p50s) > 1:
-        first, reference = next(iter(p50s.items()))
-        ratios = ", ".join(f"{name} {ms / reference:.2f}" for name, ms in list(p50s.items())[1:])
+            if p50s[name] is not None and p50_pixels is not None:
+                sizes = clients.client().request_size(data), clients.client().request_size(pixels)
+                print(format_wire(name, *sizes, p50s[name], p50_pixels), flush=True)
+    timed_p50s = {name: ms for name, ms in p50s.items() if ms is not None}
+    if len(timed_p50s) > 1:
+        first, reference = next(iter(timed_p50s.items()))
+        ratios = ", ".join(f"{name} {ms / reference:.2f}" for name, ms in list(timed_p50s.items())[1:])
         print(f"p50 latency as file relative to {first}: {ratios}")
+    if processes:
+        print("server memory, after the warm-up to the end:")
+        print(format_growth(start_memory, memory(processes)), flush=True)
+    else:
+        print(f"server memory: no tritonserver process listening at {args.url} is visible from this machine")
+    if failures:
+        raise PlatesError(f"{len(failures)} requests failed; the first: {failures[0]}")
     return 0

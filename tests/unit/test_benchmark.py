@@ -1,13 +1,25 @@
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from plates.benchmark import Latency, ModelTime, format_run, format_wire, model_time, run_requests, summarize
+from plates.benchmark import (
+    Latency,
+    ModelTime,
+    Outcomes,
+    format_outcomes,
+    format_run,
+    format_sweep,
+    format_wire,
+    model_time,
+    run_requests,
+    summarize,
+)
 from plates.cli.main import main
-from plates.exceptions import InvalidInputError, ServerUnavailableError
+from plates.exceptions import InvalidInputError, OverloadedError, PlatesError, ServerUnavailableError
 
 
 def stats(requests, items, executions, queue_ns, infer_ns):
@@ -63,12 +75,50 @@ def test_run_requests_sends_each_request_once_across_threads():
         with lock:
             calls.append(threading.get_ident())
 
-    latencies, seconds = run_requests(send, requests=25, concurrency=4)
-    assert len(calls) == len(latencies) == 25 and seconds > 0
-    assert len(set(calls)) <= 4
+    outcomes = run_requests(send, requests=25, concurrency=4)
+    assert len(calls) == len(outcomes.accepted) == 25 and outcomes.seconds > 0
+    assert len(set(calls)) <= 4 and outcomes.refused == outcomes.failed == []
 
 
-def test_run_requests_stops_and_raises_the_first_failure():
+def answers(*errors):
+    """A send() that raises the given errors in turn (None: accepted), then accepts every request."""
+    queue, lock = list(errors), threading.Lock()
+
+    def send():
+        with lock:
+            error = queue.pop(0) if queue else None
+        if error is not None:
+            raise error
+
+    return send
+
+
+def test_run_requests_counts_refusals_and_failures_without_retrying_them():
+    send = answers(OverloadedError("busy"), None, PlatesError("bad answer"), OverloadedError("busy"))
+    outcomes = run_requests(send, requests=10, concurrency=1)
+    assert (len(outcomes.accepted), len(outcomes.refused), len(outcomes.failed)) == (7, 2, 1)
+    assert str(outcomes.failed[0]) == "bad answer"
+    assert outcomes.slowest_s == max(outcomes.accepted + outcomes.refused)
+
+
+def test_run_requests_pauses_a_refused_thread_more_after_each_refusal_in_a_row():
+    pauses = []
+
+    def pause(retry):
+        pauses.append(retry)
+        return 0.0
+
+    send = answers(OverloadedError("busy"), OverloadedError("busy"), None, OverloadedError("busy"))
+    run_requests(send, requests=6, concurrency=1, pause=pause)
+    assert pauses == [0, 1, 0]
+
+
+def test_run_requests_for_a_duration_stops_when_it_is_up():
+    outcomes = run_requests(lambda: time.sleep(0.01), requests=None, concurrency=2, duration_s=0.2)
+    assert 4 <= len(outcomes.accepted) <= 60 and outcomes.seconds < 1.0
+
+
+def test_run_requests_stops_and_raises_when_no_server_answers():
     sent = []
 
     def send():
@@ -79,6 +129,28 @@ def test_run_requests_stops_and_raises_the_first_failure():
     with pytest.raises(ServerUnavailableError, match="gone"):
         run_requests(send, requests=100, concurrency=1)
     assert len(sent) == 3
+
+
+def test_outcomes_line_counts_each_kind_and_the_slowest_against_the_timeout():
+    outcomes = Outcomes(accepted=[0.2, 0.4], refused=[0.02, 0.02], failed=[PlatesError("x")], seconds=1.0)
+    assert format_outcomes(outcomes, timeout_s=60) == (
+        "  accepted 2, refused 2 (p99 20.0 ms), failed 1; slowest 400 ms of the client's 60 s timeout"
+    )
+    assert "refused 0 (none)" in format_outcomes(Outcomes(accepted=[0.1]), timeout_s=5)
+
+
+def test_sweep_names_the_highest_level_without_refusals_and_compares_higher_ones_to_it():
+    levels = {
+        1: Outcomes(accepted=[0.2] * 10),
+        2: Outcomes(accepted=[0.4] * 10),
+        4: Outcomes(accepted=[0.6] * 5, refused=[0.01] * 5),
+        8: Outcomes(accepted=[0.8] * 2, refused=[0.01] * 8),
+    }
+    lines = format_sweep(levels).splitlines()
+    assert lines[0] == "sustainable concurrency (the highest with nothing refused): 2, accepted p99 400 ms"
+    assert lines[1] == "  concurrency 4 (2x): accepted p99 1.50x of that, 5 of 10 refused"
+    assert lines[2] == "  concurrency 8 (4x): accepted p99 2.00x of that, 8 of 10 refused"
+    assert "none measured" in format_sweep({1: Outcomes(accepted=[0.1], refused=[0.01])})
 
 
 def test_format_run_names_every_model():

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
-from plates.exceptions import SubModelError
+from plates.exceptions import sub_model_error
 from plates.serving.model_config import ModelConfig, positive_int, unit_float
 from plates.serving.pipeline import recognize, request_image
 from plates.serving.triton_adapter import answer_each, instance_device, to_torch, to_triton
@@ -20,8 +20,7 @@ def infer(model, inputs, outputs):
     )
     response = request.exec()
     if response.has_error():
-        error = response.error()
-        raise SubModelError(model, error.message())
+        raise sub_model_error(model, response.error().message())
     return {name: to_torch(pb_utils.get_output_tensor_by_name(response, name)) for name in outputs}
 
 

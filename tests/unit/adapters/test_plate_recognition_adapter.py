@@ -102,6 +102,21 @@ def test_orchestrator_passes_a_sub_model_error_on_naming_the_model(orchestrator,
         assert "model 'yolo' failed: CUDA out of memory" in response.error().message()
 
 
+@pytest.mark.parametrize(
+    "refusal", ["[request id: <id_unknown>] Exceeds maximum queue size", "Request timeout expired"]
+)
+def test_orchestrator_answers_a_sub_model_refusal_as_unavailable(orchestrator, pb_utils, refusal):
+    # Triton 2.51 hands a BLS caller the sub-model's refusal with code INTERNAL; only its message says what it is.
+    fake_recognizer(pb_utils, [[1, 2, 3, 4]], ["A123BC77"])
+    message = f"Model stn - Error when running inference: {refusal}"
+    pb_utils.MODELS["stn"] = lambda inputs: pb_utils.InferenceResponse(
+        error=pb_utils.TritonError(message, pb_utils.TritonError.INTERNAL)
+    )
+    [response] = orchestrator.execute([image_request(pb_utils, np.zeros((20, 30, 3), np.uint8))])
+    assert response.error().code() == pb_utils.TritonError.UNAVAILABLE
+    assert f"model 'stn' is overloaded: {message}" in response.error().message()
+
+
 def test_orchestrator_rejects_a_bad_image_itself_as_invalid_arg(orchestrator, pb_utils):
     [response] = orchestrator.execute([image_request(pb_utils, np.zeros((0, 30, 3), np.uint8))])
     assert response.error().code() == pb_utils.TritonError.INVALID_ARG

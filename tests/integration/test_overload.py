@@ -1,0 +1,88 @@
+"""Overload on the real server: the excess of a burst is refused with 503 at once, and a client's retry gets in."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import cv2
+import numpy as np
+
+from plates.client import PlatesClient
+from plates.exceptions import OverloadedError
+from plates.readiness import is_ready
+from plates.retry import NO_RETRY, RetryPolicy
+
+THREADS = 16  # well over what plate_recognition's queue holds (1 served, 2 waiting)
+PER_THREAD = 3
+
+
+def burst(url: str, image: np.ndarray, threads: int, per_thread: int, stop: threading.Event | None = None):
+    """Send from `threads` threads at once, without retries; (seconds, plates or OverloadedError) of each request."""
+    results, lock, start = [], threading.Lock(), threading.Barrier(threads)
+
+    def worker() -> None:
+        with PlatesClient(url, timeout=30, retry=NO_RETRY) as client:
+            start.wait()
+            for _ in range(per_thread):
+                if stop is not None and stop.is_set():
+                    return
+                sent = time.perf_counter()
+                try:
+                    answer = client.recognize(image)
+                except OverloadedError as refusal:
+                    answer = refusal
+                with lock:
+                    results.append((time.perf_counter() - sent, answer))
+
+    workers = [threading.Thread(target=worker) for _ in range(threads)]
+    for thread in workers:
+        thread.start()
+    return workers, results
+
+
+def test_a_burst_beyond_the_queue_is_refused_quickly_and_what_is_served_is_right(triton_url, samples):
+    image = cv2.imread(str(samples / "car.jpg"))
+    workers, results = burst(triton_url, image, THREADS, PER_THREAD)
+    for thread in workers:
+        thread.join(timeout=120)
+    assert len(results) == THREADS * PER_THREAD
+    refused = [s for s, answer in results if isinstance(answer, OverloadedError)]
+    accepted = [(s, answer) for s, answer in results if not isinstance(answer, OverloadedError)]
+    print(f"{len(accepted)} accepted, median {np.median([s for s, _ in accepted]) * 1000:.0f} ms; "
+          f"{len(refused)} refused, median {np.median(refused) * 1000:.0f} ms")
+    assert refused and accepted
+    assert all("B840CK197" in [p.text for p in answer] for _, answer in accepted)
+    # Refused without waiting for a photo's turn: a refusal is answered well before a served photo is.
+    assert np.median(refused) < np.median([s for s, _ in accepted])
+    assert all("overloaded" in str(answer) for _, answer in results if isinstance(answer, OverloadedError))
+    assert is_ready(triton_url)
+
+
+def test_plates_client_retries_a_refusal_and_then_reads_the_plate(triton_url, samples):
+    image = cv2.imread(str(samples / "car.jpg"))
+    stop = threading.Event()
+    workers, _ = burst(triton_url, image, 8, 50, stop)  # keeps the queue full while the client below tries
+    tries = []
+    try:
+        with PlatesClient(triton_url, timeout=60, retry=RetryPolicy(tries=50, max_pause_s=0.5)) as client:
+            infer = client._infer
+
+            def counted(*args):
+                tries.append(1)
+                return infer(*args)
+
+            client._infer = counted
+            readings = []
+            for _ in range(5):  # until a request was refused at least once
+                before = len(tries)
+                readings.append(client.recognize(image))
+                if len(tries) - before > 1:
+                    break
+    finally:
+        stop.set()
+        for thread in workers:
+            thread.join(timeout=120)
+    assert len(tries) > len(readings), "no request was refused: the server was not overloaded"
+    assert all("B840CK197" in [p.text for p in plates] for plates in readings)
+    assert is_ready(triton_url)
