@@ -9,6 +9,7 @@ import numpy as np
 from plates.exceptions import InvalidInputError, OverloadedError, PlatesError, ServerUnavailableError
 from plates.images import check_image
 from plates.readiness import normalize_url
+from plates.recognition.regions import Region, region_of
 from plates.retry import RetryPolicy, call_with_retries
 
 MODEL = "plate_recognition"
@@ -25,10 +26,16 @@ class Plate:
     # below the server's min_text_score
     candidates: list[tuple[str, float]] = field(default_factory=list)
 
+    @property
+    def region(self) -> Region | None:
+        """The federal subject of the plate's region code; None where unread or the code is in no region's list."""
+        return region_of(self.text)
+
     def to_dict(self, candidates: int = 0) -> dict:
-        """The fields as JSON takes them; the first `candidates` candidates only if asked for."""
+        """The fields as JSON takes them, with the region; the first `candidates` candidates only if asked for."""
         fields = asdict(self)
         del fields["candidates"]
+        fields["region"] = self.region.to_dict() if self.region else None
         if candidates:
             fields["candidates"] = [{"text": t, "score": s} for t, s in self.candidates[:candidates]]
         return fields

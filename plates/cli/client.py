@@ -35,8 +35,10 @@ def format_plain(path: str, plates: list[Plate], candidates: int = 0) -> str:
     lines = [f"{path}: {len(plates)} plate{'s' if len(plates) != 1 else ''}"]
     for plate in plates:
         box = ", ".join(f"{v:.0f}" for v in plate.box)
+        region = f"  {plate.region.name} ({plate.region.code})" if plate.region else ""
         lines.append(
             f"  {plate.text or '(unread)':<10} box=({box}) score={plate.score:.2f} text_score={plate.text_score:.2f}"
+            + region
         )
         if candidates and plate.candidates:
             lines.append("    candidates: " + ", ".join(f"{t} {s:.3f}" for t, s in plate.candidates[:candidates]))

@@ -69,9 +69,15 @@ def test_json_line_has_the_documented_fields():
     plates = plates_from_outputs(np.array([[1, 2, 3, 4]]), np.array([b""]), np.array([0.5]), np.array([0.0]))
     assert json.loads(format_json("a.jpg", plates)) == {
         "image": "a.jpg",
-        "plates": [{"text": None, "box": [1.0, 2.0, 3.0, 4.0], "score": 0.5, "text_score": 0.0}],
+        "plates": [{"text": None, "box": [1.0, 2.0, 3.0, 4.0], "score": 0.5, "text_score": 0.0, "region": None}],
     }
     assert "(unread)" in format_plain("a.jpg", plates)
+
+
+def test_a_read_plate_names_its_region_in_json_and_plain_output():
+    plates = plates_from_outputs(np.array([[1, 2, 3, 4]]), np.array([b"B840CK197"]), np.array([0.6]), np.array([0.4]))
+    assert json.loads(format_json("a.jpg", plates))["plates"][0]["region"] == {"code": "197", "name": "Moscow"}
+    assert format_plain("a.jpg", plates).splitlines()[-1].endswith("text_score=0.40  Moscow (197)")
 
 
 def test_client_exits_non_zero_naming_the_url_when_no_server_answers(samples, capsys):
