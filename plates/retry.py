@@ -33,6 +33,8 @@ class RetryPolicy:
 
 
 NO_RETRY = RetryPolicy(tries=1)
+# For work that must be done whole (a video file, a batch): keeps trying for about a minute of pauses.
+PATIENT = RetryPolicy(tries=60, first_pause_s=0.1, max_pause_s=1.0)
 
 
 def call_with_retries(

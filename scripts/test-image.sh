@@ -89,15 +89,14 @@ if [ "${ENGINE[0]}" = podman ] && [ -d /etc/ssl/certs ]; then
   BUILD_ARGS+=(-v /etc/ssl/certs:/etc/ssl/certs:ro)
 fi
 say "building $IMAGE ($BASE base, models on the $KIND)"
-previous=$("${ENGINE[@]}" image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
 start=$(now)
+# The lock stage gets a tag of its own, so that its layers count as used and stay cached through the prune below.
+"${ENGINE[@]}" build --target lock "${BUILD_ARGS[@]}" -t "localhost/plates-lock:$VERSION" . >&2
 "${ENGINE[@]}" build --build-arg INSTANCE_KIND="$KIND" "${BUILD_ARGS[@]}" -t "$IMAGE" . >&2
 build_s=$(seconds "$start" "$(now)")
-# The image this build replaced would stay behind untagged, with its own layers: several GB each time the lock
-# changes. Removing it frees those and keeps the layers the new one shares (and the build cache).
-if [ -n "$previous" ] && [ "$previous" != "$("${ENGINE[@]}" image inspect --format '{{.Id}}' "$IMAGE")" ]; then
-  "${ENGINE[@]}" rmi "$previous" >/dev/null 2>&1 || true
-fi
+# What this build replaced stays behind untagged (several GB each time the lock changes): remove it, keeping every
+# layer a tagged image uses.
+"${ENGINE[@]}" image prune -f >/dev/null 2>&1 || true
 size=$("${ENGINE[@]}" image inspect --format '{{.Size}}' "$IMAGE")
 
 # --- run ---------------------------------------------------------------------------------------------------------

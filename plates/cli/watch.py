@@ -13,6 +13,7 @@ from pathlib import Path
 
 from plates.cli.client import add_url_option
 from plates.client_threads import ThreadLocalClients
+from plates.retry import PATIENT, RetryPolicy
 from plates.exceptions import InvalidInputError
 from plates.readiness import require_ready
 from plates.watch.sinks import CropSink, CsvSink, JsonLinesSink, WebhookSink
@@ -76,7 +77,10 @@ def run_watch(args: argparse.Namespace) -> int:
         tracker = PlateTracker(args.tracker, args.fps, args.lost_after)
         # SIGTERM (systemd, docker stop) ends the open tracks as events, as Ctrl-C does.
         signal.signal(signal.SIGTERM, _interrupt)
-        with ThreadLocalClients(args.url) as clients:
+        # A file is read whole: a refused frame waits for its turn (within the client's timeout). A live frame gets
+        # the client's usual few quick retries, then is skipped.
+        retry = RetryPolicy() if source.live else PATIENT
+        with ThreadLocalClients(args.url, retry=retry) as clients:
             watcher = Watcher(
                 args.source, clients.recognize, tracker, sinks, args.max_in_flight, args.max_delay,
                 keep_crops=args.save_crops is not None,

@@ -17,6 +17,7 @@ import numpy as np
 from tqdm import tqdm
 
 from plates.client import Plate
+from plates.exceptions import OverloadedError
 from plates.watch.events import Reading, Track, crop_plate
 from plates.watch.sinks import Sink
 from plates.watch.source import Frame
@@ -57,6 +58,7 @@ class Watcher:
 
     def run(self, frames: Iterable[Frame], live: bool, total: int | None = None, progress: bool = False) -> Summary:
         """Watch `frames` to their end or to Ctrl-C; every open track ends as an event either way."""
+        self._live = live
         pending: deque[tuple[Frame, Future]] = deque()
         pool = ThreadPoolExecutor(self.max_in_flight, thread_name_prefix="recognize")
         bar = tqdm(total=total, unit="frame", disable=not progress, leave=False)
@@ -88,9 +90,18 @@ class Watcher:
         """Take the results at the head of `pending` that are ready (at least one if `wait`), in frame order."""
         while pending and (wait or pending[0][1].done()):
             frame, future = pending.popleft()
-            self._step(frame, future.result())
             bar.update()
             wait = False
+            try:
+                plates = future.result()
+            except OverloadedError:
+                if not self._live:
+                    raise
+                # A live frame the service refused even after the client's retries is a frame skipped, as one that
+                # came while the requests in flight were full: the stream goes on.
+                self.summary.skipped += 1
+                continue
+            self._step(frame, plates)
 
     def _step(self, frame: Frame, plates: list[Plate]) -> None:
         started = time.perf_counter()

@@ -74,7 +74,7 @@ def test_plates_client_retries_a_refusal_and_then_reads_the_plate(triton_url, sa
 
             client._infer = counted
             readings = []
-            for _ in range(5):  # until a request was refused at least once
+            for _ in range(30):  # until a request was refused at least once
                 before = len(tries)
                 readings.append(client.recognize(image))
                 if len(tries) - before > 1:

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from plates.client import Plate
+from plates.exceptions import OverloadedError
 from plates.watch.sinks import Sink
 from plates.watch.source import Frame
 from plates.watch.tracking import PlateTracker
@@ -118,6 +119,34 @@ def test_file_source_reads_every_frame_however_slow_the_service():
 
     summary = Watcher("test", slow, PlateTracker(), [Collect()], max_in_flight=1).run(frames(10), live=False)
     assert (summary.frames, summary.skipped) == (10, 0)
+
+
+def refusing_every_other_frame(calls: list | None = None):
+    calls = [] if calls is None else calls
+
+    def recognize(image):
+        calls.append(1)
+        if len(calls) % 2 == 0:
+            raise OverloadedError("server at http://localhost:8000 is overloaded")
+        return []
+
+    return recognize
+
+
+def test_live_source_skips_a_frame_the_service_refused_and_goes_on():
+    calls = []
+    summary = Watcher("test", refusing_every_other_frame(calls), PlateTracker(), [Collect()]).run(frames(10), live=True)
+    refused = len(calls) // 2
+    assert refused >= 1 and summary.frames == len(calls) - refused
+    # Every frame is either read or skipped: refused, or come while the requests in flight were full.
+    assert summary.frames + summary.skipped == 10
+
+
+def test_file_source_stops_on_a_refusal_its_retries_did_not_get_past():
+    sink = Collect()
+    with pytest.raises(OverloadedError):
+        Watcher("test", refusing_every_other_frame(), PlateTracker(), [sink]).run(frames(10), live=False)
+    assert sink.closed
 
 
 def test_max_delay_reports_a_long_track_once_before_it_ends():
