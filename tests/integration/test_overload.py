@@ -62,7 +62,9 @@ def test_a_burst_beyond_the_queue_is_refused_quickly_and_what_is_served_is_right
 def test_plates_client_retries_a_refusal_and_then_reads_the_plate(triton_url, samples):
     image = cv2.imread(str(samples / "car.jpg"))
     stop = threading.Event()
-    workers, _ = burst(triton_url, image, 8, 50, stop)  # keeps the queue full while the client below tries
+    # Keeps the queue full while the client below tries: refusals take ~20 ms, so a burst of a fixed size would be
+    # spent long before the client is done; this one runs until stopped (and at most 2000 requests a thread).
+    workers, _ = burst(triton_url, image, 8, 2000, stop)
     tries = []
     try:
         with PlatesClient(triton_url, timeout=60, retry=RetryPolicy(tries=50, max_pause_s=0.5)) as client:
