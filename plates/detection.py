@@ -15,6 +15,17 @@ os.environ.setdefault("YOLO_OFFLINE", "1")
 # Boxes smaller than this on either side hold no readable plate; they are detector noise.
 MIN_BOX_SIDE = 2.0
 
+# The runtimes the `yolo` model can run the detector on (its config parameter `format`), and the file each reads
+# from the model version folder, as convert/build_model_repository.py writes them.
+DETECTOR_FILES = {"onnx": "plate_detector.onnx", "torch": "plate_detector.pt"}
+
+
+def detector_format(text: str) -> str:
+    """A config value naming a detector runtime: one of DETECTOR_FILES."""
+    if text not in DETECTOR_FILES:
+        raise ValueError(f"must be one of {', '.join(DETECTOR_FILES)}")
+    return text
+
 
 @dataclass(frozen=True)
 class DetectorSettings:
@@ -68,6 +79,15 @@ def postprocess(boxes: np.ndarray, scores: np.ndarray, width: int, height: int) 
     boxes, scores = boxes[keep], scores[keep]
     order = np.argsort(-scores, kind="stable")
     return Detections(boxes[order], scores[order])
+
+
+def same_boxes(reference: Detections, other: Detections, threshold: float = 0.9) -> tuple[int, int, int, float]:
+    """How far two detectors agree on one photo: (boxes matched one to one at IoU >= threshold, boxes in
+    `reference`, boxes in `other`, the lowest IoU of a matched pair, 1 where there is none)."""
+    from plates.evaluation import match
+
+    pairs = match(reference.boxes.tolist(), other.boxes.tolist(), threshold)
+    return len(pairs), len(reference), len(other), min((overlap for *_, overlap in pairs), default=1.0)
 
 
 class PlateDetector:

@@ -1,7 +1,8 @@
 """Building the model repository's generated files from the weights (what convert/build_model_repository.py runs).
 
 STN and LPRNet are traced to TorchScript and checked against their eager outputs; the detector weights are copied
-next to the `yolo` adapter. Only these files are generated: configs and adapters are committed.
+next to the `yolo` adapter and exported to ONNX beside them. Only these files are generated: configs and adapters
+are committed.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import torch
 
+from plates.detection import DETECTOR_FILES, detector_format
 from plates.exceptions import PlatesError
 from plates.nets import LPRNet, SpatialTransformer
 from plates.weights import PROJECT_ROOT, find_weights
@@ -19,7 +21,7 @@ from plates.weights import PROJECT_ROOT, find_weights
 DEFAULT_REPOSITORY = PROJECT_ROOT / "model_repository"
 TRACE_TOLERANCE = 1e-4
 INSTANCE_KINDS = {"auto": "KIND_AUTO", "gpu": "KIND_GPU", "cpu": "KIND_CPU"}
-DETECTOR_FILE = "plate_detector.pt"
+DETECTOR_FILE = DETECTOR_FILES["torch"]
 
 
 def load_network(network: torch.nn.Module, checkpoint: Path) -> torch.nn.Module:
@@ -50,7 +52,21 @@ def generated_files(repository: Path) -> list[Path]:
         repository / "stn" / "1" / "model.pt",
         repository / "lprnet" / "1" / "model.pt",
         repository / "yolo" / "1" / DETECTOR_FILE,
+        repository / "yolo" / "1" / DETECTOR_FILES["onnx"],
     ]
+
+
+def export_detector(weights: Path, format: str = "onnx") -> Path:
+    """Export the detector beside `weights` (same name, the format's suffix) and return the exported file.
+
+    Height and width stay dynamic, so the predictor letterboxes each photo to the same stride-padded rectangle as
+    for the PyTorch model (780x439 to 608x352, not 608x608): the same boxes, less work on wide photos, and one file
+    for every `imgsz` the config lists. `format` is any Ultralytics export format; the build uses ONNX.
+    """
+    from ultralytics import YOLO
+
+    exported = YOLO(str(weights), task="detect").export(format=format, dynamic=True, device="cpu", verbose=False)
+    return Path(exported)
 
 
 def is_built(repository: Path = DEFAULT_REPOSITORY) -> bool:
@@ -64,11 +80,22 @@ def set_instance_kind(repository: Path, kind: str) -> None:
         config.write_text(re.sub(r"kind: KIND_[A-Z]+", f"kind: {INSTANCE_KINDS[kind]}", text))
 
 
+def set_detector_format(repository: Path, format: str) -> None:
+    """Set the `yolo` model's parameter `format` (onnx, torch): the GPU image runs the detector in PyTorch."""
+    config = repository / "yolo" / "config.pbtxt"
+    text, count = re.subn(
+        r'(key: "format", value: \{ string_value: )"[a-z]+"', rf'\1"{detector_format(format)}"', config.read_text()
+    )
+    if count != 1:
+        raise PlatesError(f"{config}: no parameter 'format' to set")
+    config.write_text(text)
+
+
 def build_model_repository(
     repository: Path = DEFAULT_REPOSITORY, weights_dir: Path | None = None, instance_kind: str = "auto"
 ) -> list[Path]:
     """Write the generated files into `repository` and return their paths."""
-    stn_file, lprnet_file, detector_file = generated_files(repository)
+    stn_file, lprnet_file, detector_file, onnx_file = generated_files(repository)
     networks = [
         (SpatialTransformer(), "stn.pth", stn_file),
         (LPRNet(), "lprnet.pth", lprnet_file),
@@ -80,5 +107,8 @@ def build_model_repository(
         traced.save(str(target))
     detector_file.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(sources[DETECTOR_FILE], detector_file)
+    export_detector(detector_file)
     set_instance_kind(repository, instance_kind)
-    return [stn_file, lprnet_file, detector_file]
+    if instance_kind == "gpu":
+        set_detector_format(repository, "torch")
+    return [stn_file, lprnet_file, detector_file, onnx_file]

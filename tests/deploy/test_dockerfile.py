@@ -195,7 +195,8 @@ def test_dockerignore_keeps_the_context_to_what_the_build_uses(dockerfile, docke
                  ".pytest_cache/v/cache/nodeids", "plates/__pycache__/images.cpython-311.pyc",
                  "backends/pytorch/model.py", "shared/data/samples/car.jpg",
                  # Generated: the image makes them from weights/ with the convert script.
-                 "model_repository/stn/1/model.pt", "model_repository/yolo/1/plate_detector.pt"]:  # fmt: skip
+                 "model_repository/stn/1/model.pt", "model_repository/yolo/1/plate_detector.pt",
+                 "model_repository/yolo/1/plate_detector.onnx"]:  # fmt: skip
         assert dockerignore.ignores(path), f"{path} would be sent to the build"
     for path in ["weights/stn.pth", "weights/lprnet.pth", "weights/plate_detector.pt"]:
         assert not dockerignore.ignores(path), f"{path} is needed by the build"

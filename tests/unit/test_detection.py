@@ -61,3 +61,70 @@ print(len(detector.detect(cv2.imread({str(samples / "car.jpg")!r}))))
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert int(done.stdout.split()[-1]) >= 1
+
+
+@pytest.fixture(scope="module")
+def both_formats(tmp_path_factory, samples):
+    """car.jpg and the first 5 val photos through the detector as PyTorch and as the build's ONNX export, and the
+    requirements Ultralytics found unmet on the way (where it would pip-install them at run time)."""
+    import shutil
+
+    import cv2
+    from ultralytics.engine import exporter
+    from ultralytics.nn import autobackend
+    from ultralytics.utils.checks import check_requirements
+
+    from plates.detection import PlateDetector
+    from plates.evaluation import load_yolo
+    from plates.export import export_detector
+    from plates.weights import find_weights
+
+    unmet = []
+
+    def check_without_installing(requirements, *args, **kwargs):
+        met = check_requirements(requirements, *args, **{**kwargs, "install": False})
+        if not met:
+            unmet.append(requirements)
+        return met
+
+    weights = tmp_path_factory.mktemp("detector") / "plate_detector.pt"
+    shutil.copyfile(find_weights("plate_detector.pt"), weights)
+    photos = [samples / "car.jpg", *(p.image for p in load_yolo(samples.parent / "detect")[:5])]
+    images = [cv2.imread(str(photo)) for photo in photos]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(exporter, "check_requirements", check_without_installing)
+        patch.setattr(autobackend, "check_requirements", check_without_installing)
+        onnx = PlateDetector(export_detector(weights))
+        found = {"torch": [PlateDetector(weights).detect(i) for i in images], "onnx": [onnx.detect(i) for i in images]}
+    return photos, found, unmet
+
+
+def test_onnx_export_finds_the_boxes_pytorch_finds(both_formats):
+    from plates.detection import same_boxes
+
+    photos, found, _ = both_formats
+    assert sum(map(len, found["torch"])) >= len(photos)  # the comparison is over plates, not over empty photos
+    for photo, torch_found, onnx_found in zip(photos, found["torch"], found["onnx"]):
+        matched, in_torch, in_onnx, _ = same_boxes(torch_found, onnx_found, threshold=0.9)
+        assert matched == in_torch == in_onnx, f"{photo.name}: {matched} of {in_torch} torch, {in_onnx} onnx boxes"
+
+
+def test_onnx_export_and_runtime_need_nothing_installed_at_run_time(both_formats):
+    assert both_formats[2] == [], "Ultralytics would pip-install these: lock them in pyproject.toml"
+
+
+def test_same_boxes_matches_one_to_one_at_the_threshold():
+    from plates.detection import Detections, same_boxes
+
+    reference = Detections(np.array([[0, 0, 10, 10], [20, 0, 30, 10]], np.float32), np.array([0.9, 0.8], np.float32))
+    shifted = Detections(np.array([[0, 0, 10, 11], [25, 0, 35, 10]], np.float32), np.array([0.9, 0.8], np.float32))
+    assert same_boxes(reference, shifted, threshold=0.9) == (1, 2, 2, pytest.approx(10 / 11))
+    assert same_boxes(reference, Detections(np.zeros((0, 4), np.float32), np.zeros(0, np.float32))) == (0, 2, 0, 1.0)
+
+
+def test_detector_format_names_the_runtimes_the_build_makes():
+    from plates.detection import detector_format
+
+    assert detector_format("onnx") == "onnx" and detector_format("torch") == "torch"
+    with pytest.raises(ValueError, match="must be one of onnx, torch"):
+        detector_format("openvino")

@@ -4,12 +4,18 @@ import pytest
 import torch
 
 from plates.exceptions import PlatesError, WeightsError
-from plates.export import DEFAULT_REPOSITORY, build_model_repository, set_instance_kind, trace_checked
+from plates.export import (
+    DEFAULT_REPOSITORY,
+    build_model_repository,
+    set_detector_format,
+    set_instance_kind,
+    trace_checked,
+)
 
 
 def copy_sources(tmp_path):
     repository = tmp_path / "model_repository"
-    shutil.copytree(DEFAULT_REPOSITORY, repository, ignore=shutil.ignore_patterns("*.pt", "__pycache__"))
+    shutil.copytree(DEFAULT_REPOSITORY, repository, ignore=shutil.ignore_patterns("*.pt", "*.onnx", "__pycache__"))
     return repository
 
 
@@ -21,6 +27,17 @@ def test_set_instance_kind_pins_every_model(tmp_path):
     for config in configs:
         text = config.read_text()
         assert "kind: KIND_GPU" in text and "kind: KIND_AUTO" not in text
+
+
+def test_set_detector_format_switches_the_yolo_model_and_nothing_else(tmp_path):
+    repository = copy_sources(tmp_path)
+    before = (repository / "yolo" / "config.pbtxt").read_text()
+    set_detector_format(repository, "torch")
+    after = (repository / "yolo" / "config.pbtxt").read_text()
+    assert 'key: "format", value: { string_value: "onnx" }' in before
+    assert after == before.replace('string_value: "onnx"', 'string_value: "torch"')
+    with pytest.raises(ValueError, match="must be one of onnx, torch"):
+        set_detector_format(repository, "engine")
 
 
 def test_trace_checked_fails_when_the_trace_diverges():

@@ -6,7 +6,7 @@ from pathlib import Path
 import torch
 import triton_python_backend_utils as pb_utils
 
-from plates.detection import DetectorSettings, PlateDetector
+from plates.detection import DETECTOR_FILES, DetectorSettings, PlateDetector, detector_format
 from plates.exceptions import ModelConfigError
 from plates.images import check_image
 from plates.recognition.crops import prepare_crops, variants
@@ -28,7 +28,14 @@ class TritonPythonModel:
         config.tensor("output", "output__0", "TYPE_FP32", [-1, 3, 24, 94])
         config.tensor("output", "output__1", "TYPE_FP32", [-1, 4])
         config.tensor("output", "output__2", "TYPE_FP32", [-1])
-        weights = Path(args["model_repository"]) / args["model_version"] / config.parameter("weights", str)
+        self.device = instance_device(args)
+        format = config.parameter("format", detector_format)
+        if format == "onnx" and self.device.type != "cpu":
+            # ONNX Runtime's CPU build is the one installed: Ultralytics would pip-install onnxruntime-gpu here.
+            raise ModelConfigError(
+                f"model 'yolo': format 'onnx' runs on the CPU only; set parameter 'format' to 'torch' for {self.device}"
+            )
+        weights = Path(args["model_repository"]) / args["model_version"] / DETECTOR_FILES[format]
         if not weights.is_file():
             raise FileNotFoundError(f"model 'yolo': weights {weights} not found; run convert/build_model_repository.py")
         try:
@@ -43,7 +50,6 @@ class TritonPythonModel:
         self.crop_variants = variants(
             config.parameter("crop_vertical_pads", float_list), config.parameter("crop_horizontal_margins", float_list)
         )
-        self.device = instance_device(args)
         self.detector = PlateDetector(weights, device=str(self.device), settings=settings)
 
     def execute(self, requests):

@@ -34,7 +34,7 @@ def pb_utils(monkeypatch):
 def load_adapter(pb_utils):
     """load_adapter(model.py path, config.pbtxt path, repository dir) -> an initialised TritonPythonModel."""
 
-    def load(model_py, config_pbtxt, repository, config_override=None):
+    def load(model_py, config_pbtxt, repository, config_override=None, instance_kind="CPU"):
         spec = importlib.util.spec_from_file_location(f"adapter_{model_py.parent.parent.name}", model_py)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
@@ -45,7 +45,7 @@ def load_adapter(pb_utils):
                 "model_config": config,
                 "model_repository": str(repository),
                 "model_version": "1",
-                "model_instance_kind": "CPU",
+                "model_instance_kind": instance_kind,
                 "model_instance_device_id": "0",
             }
         )

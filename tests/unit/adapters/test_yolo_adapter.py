@@ -6,6 +6,7 @@ import pytest
 
 from plates.recognition.crops import DEFAULT_VARIANTS, variants
 from plates.detection import DetectorSettings
+from plates.export import export_detector
 from plates.serving.model_config import float_list, positive_int_list, unit_float_list
 from plates.weights import find_weights
 
@@ -19,26 +20,36 @@ class Request:
 
 @pytest.fixture(scope="module")
 def yolo_repository(tmp_path_factory):
-    """A copy of the yolo model folder with the project's detector in it."""
+    """A copy of the yolo model folder with the project's detector in it, as PyTorch and as its ONNX export."""
     folder = tmp_path_factory.mktemp("yolo")
     (folder / "1").mkdir()
     shutil.copyfile(find_weights("plate_detector.pt"), folder / "1" / "plate_detector.pt")
+    export_detector(folder / "1" / "plate_detector.pt")
     return folder
 
 
-def load_yolo(load_adapter, folder, config=None):
+def load_yolo(load_adapter, folder, config=None, instance_kind="CPU"):
     config_path = REPOSITORY / "yolo" / "config.pbtxt"
-    return load_adapter(REPOSITORY / "yolo" / "1" / "model.py", config_path, folder, config_override=config)
+    return load_adapter(
+        REPOSITORY / "yolo" / "1" / "model.py", config_path, folder, config_override=config, instance_kind=instance_kind
+    )
+
+
+def with_format(format):
+    config = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))
+    config["parameters"]["format"] = {"string_value": format}
+    return json.dumps(config)
 
 
 def outputs_of(response):
     return {t.name(): t.numpy() for t in response.output_tensors}
 
 
-def test_yolo_answers_crops_boxes_and_scores_that_agree(load_adapter, pb_utils, yolo_repository, samples):
+@pytest.mark.parametrize("format", ["onnx", "torch"])
+def test_yolo_answers_crops_boxes_and_scores_that_agree(load_adapter, pb_utils, yolo_repository, samples, format):
     import cv2
 
-    model = load_yolo(load_adapter, yolo_repository)
+    model = load_yolo(load_adapter, yolo_repository, with_format(format))
     photos = [cv2.imread(str(samples / name)) for name in ("car.jpg", "cat.jpeg")]
     responses = model.execute([Request([pb_utils.Tensor("input__0", photo)]) for photo in photos])
     car, cat = (outputs_of(r) for r in responses)
@@ -89,3 +100,19 @@ def test_yolo_refuses_a_config_with_an_invalid_threshold(load_adapter, yolo_repo
     config["parameters"]["conf"] = {"string_value": "high"}
     with pytest.raises(Exception, match=r"model 'yolo': parameter 'conf' = 'high' is not a valid unit_float_list"):
         load_yolo(load_adapter, yolo_repository, json.dumps(config))
+
+
+def test_yolo_refuses_a_format_the_build_does_not_make(load_adapter, yolo_repository):
+    with pytest.raises(Exception, match=r"model 'yolo': parameter 'format' = 'openvino' is not a valid detector_format"):
+        load_yolo(load_adapter, yolo_repository, with_format("openvino"))
+
+
+def test_yolo_refuses_onnx_on_a_gpu_instance(load_adapter, yolo_repository):
+    with pytest.raises(Exception, match=r"model 'yolo': format 'onnx' runs on the CPU only; set parameter 'format'"):
+        load_yolo(load_adapter, yolo_repository, with_format("onnx"), instance_kind="GPU")
+
+
+def test_served_detector_format_is_onnx():
+    # README's Speed figures are measured with ONNX on the CPU; the GPU build sets torch (plates.export).
+    parameters = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))["parameters"]
+    assert parameters["format"]["string_value"] == "onnx"
