@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 import urllib.error
@@ -32,10 +33,7 @@ BUSY = 503
 
 
 def _tensor(name: str, datatype: str, shape: list[int], value: int | float) -> dict:
-    count = 1
-    for size in shape:
-        count *= size
-    return {"name": name, "datatype": datatype, "shape": shape, "data": [value] * count}
+    return {"name": name, "datatype": datatype, "shape": shape, "data": [value] * math.prod(shape)}
 
 
 PROBES = {

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Callable, Protocol
 
 from plates.exceptions import ServerUnavailableError
+from plates.readiness import wait_for_server
 from plates.server.health import HealthReport, deep_check
 from plates.server.options import serving_flags
 from plates.server.process import EXIT_TIMEOUT_S, TritonProcess, new_shm_prefix, shm_flag
@@ -123,8 +124,6 @@ class CommandServer:
         return self
 
     def wait_until_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
-        from plates.readiness import wait_for_server
-
         wait_for_server(self.url, timeout=timeout, alive=lambda: self.alive)
 
     def kill(self) -> None:

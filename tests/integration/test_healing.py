@@ -16,6 +16,7 @@ import pytest
 from plates.client import PlatesClient
 from plates.readiness import normalize_url, wait_for_server
 from plates.server.health import deep_check
+from plates.server.processes import server_processes
 from plates.server.options import ADMIN_HEADER
 
 from .conftest import ADMIN_KEY, free_port
@@ -26,12 +27,11 @@ READS_AGAIN_WITHIN_S = 90
 MODELS = ("yolo", "plate_recognition", "stn", "lprnet")
 
 
-def stub_of(server_pid: int, model: str) -> int:
+def stub_of(url: str, model: str) -> int:
     """The PID of `model`'s stub process: a child of the server started on `<repository>/<model>/1/model.*`."""
-    found = subprocess.run(["ps", "-ww", "-o", "pid=,args=", "--ppid", str(server_pid)], capture_output=True, text=True)
-    pids = [int(line.split()[0]) for line in found.stdout.splitlines() if f"/{model}/1/model." in line]
-    assert len(pids) == 1, found.stdout
-    return pids[0]
+    stubs = [p.pid for p in server_processes(url)[1:] if any(f"/{model}/1/model." in a for a in p.cmdline())]
+    assert len(stubs) == 1, stubs
+    return stubs[0]
 
 
 def reads_car(url: str, photo: bytes) -> bool:
@@ -58,8 +58,7 @@ def test_plates_serve_heals_a_killed_stub_of_every_model(request, tmp_path, samp
         wait_for_server(url, timeout=300, alive=lambda: serve.poll() is None)
         wait_for_text(log, "Triton is ready", serve, timeout=30)
         for restart, model in enumerate(MODELS, start=1):
-            server_pid = int(subprocess.check_output(["pgrep", "-f", f"tritonserver.*--http-port={http}"]).split()[0])
-            os.kill(stub_of(server_pid, model), signal.SIGKILL)
+            os.kill(stub_of(url, model), signal.SIGKILL)
             killed = time.monotonic()
             while deep_check(url, timeout=5).healthy:
                 assert time.monotonic() - killed < CHECK_FAILS_WITHIN_S, f"{model}: still healthy"

@@ -14,6 +14,7 @@ from tritonclient.utils import InferenceServerException
 
 from plates.images import MAX_SIDE
 from plates.readiness import is_ready
+from plates.server.processes import memory, server_processes
 from plates.weights import PROJECT_ROOT
 
 DEPLOYMENT = PROJECT_ROOT / "deploy" / "k8s" / "deployment.yaml"
@@ -30,14 +31,6 @@ def k8s_limits() -> tuple[int, int]:
     memory = parse(pod["containers"][0]["resources"]["limits"]["memory"])
     shm = next(parse(v["emptyDir"]["sizeLimit"]) for v in pod["volumes"] if v["name"] == "dshm")
     return memory, shm
-
-
-def server_processes(triton_url: str) -> list[psutil.Process]:
-    port = triton_url.rsplit(":", 1)[1]
-    flag = f"--http-port={port}"
-    servers = [p for p in psutil.process_iter(["cmdline"]) if flag in (p.info["cmdline"] or [])]
-    assert len(servers) == 1, servers
-    return [servers[0], *servers[0].children()]
 
 
 def shm_prefix(process: psutil.Process) -> str:
@@ -58,7 +51,8 @@ def test_largest_photos_keep_the_server_inside_the_pods_memory(request, triton_u
     for _ in range(3):
         infer(http_client, largest)
     processes = server_processes(triton_url)
-    rss = sum(p.memory_info().rss for p in processes)
+    assert processes, f"no tritonserver process listening at {triton_url}"
+    rss = sum(p.rss for p in memory(processes).values())
     shm = sum(f.stat().st_size for f in Path("/dev/shm").glob(f"{shm_prefix(processes[0])}*"))
     memory_limit, shm_limit = k8s_limits()
     print(f"after 3 requests of {MAX_SIDE}x{MAX_SIDE}: RSS {rss / 2**30:.2f} GiB, /dev/shm {shm / 2**20:.0f} MiB")
