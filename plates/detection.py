@@ -93,7 +93,14 @@ def same_boxes(reference: Detections, other: Detections, threshold: float = 0.9)
 class PlateDetector:
     """Loads the detector once; `detect` takes a BGR image and returns its plates' boxes and scores."""
 
-    def __init__(self, weights: str | Path, device: str = "cpu", settings: DetectorSettings = DetectorSettings()):
+    def __init__(
+        self,
+        weights: str | Path,
+        device: str = "cpu",
+        settings: DetectorSettings = DetectorSettings(),
+        threads: int = 0,
+    ):
+        """`threads`: how many threads ONNX Runtime runs the detector on (0: one per core)."""
         from ultralytics import YOLO
 
         self.model = YOLO(str(weights), task="detect")
@@ -103,6 +110,23 @@ class PlateDetector:
         # when the settings file was first written) and fails where that is not writable, as /opt/plates is for the
         # image's user. A private temporary folder, removed with the detector, takes it instead.
         self._scratch = tempfile.TemporaryDirectory(prefix="plates-yolo-")
+        if Path(weights).suffix == ".onnx":
+            self._sleep_when_idle(Path(weights), threads)
+
+    def _sleep_when_idle(self, weights: Path, threads: int) -> None:
+        """Give Ultralytics' predictor an ONNX Runtime session whose threads sleep between runs.
+
+        Ultralytics makes its session with the default options, whose threads spin on the cores for a while after
+        every run: in the server that is CPU time taken from the STN and LPRNet working on the same photo's plates.
+        The predictor makes its backend on its first call, so a blank photo is detected first."""
+        import onnxruntime
+
+        self.detect(np.zeros((32, 32, 3), np.uint8))
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        backend = self.model.predictor.model
+        backend.session = onnxruntime.InferenceSession(str(weights), options, providers=["CPUExecutionProvider"])
 
     def detect(self, image: np.ndarray) -> Detections:
         s = self.settings

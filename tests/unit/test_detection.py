@@ -128,3 +128,13 @@ def test_detector_format_names_the_runtimes_the_build_makes():
     assert detector_format("onnx") == "onnx" and detector_format("torch") == "torch"
     with pytest.raises(ValueError, match="must be one of onnx, torch"):
         detector_format("openvino")
+
+
+def test_the_onnx_detector_runs_on_the_threads_asked_which_sleep_when_idle():
+    from plates.detection import PlateDetector
+    from plates.export import DEFAULT_REPOSITORY
+
+    detector = PlateDetector(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx", threads=1)
+    options = detector.model.predictor.model.session.get_session_options()
+    assert options.intra_op_num_threads == 1
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"

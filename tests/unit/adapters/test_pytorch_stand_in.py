@@ -1,6 +1,8 @@
+import json
+
 import torch
 
-from .conftest import STAND_IN
+from .conftest import STAND_IN, config_json
 from plates.export import DEFAULT_REPOSITORY
 
 
@@ -34,3 +36,18 @@ def test_stand_in_answers_every_request_with_an_error_when_the_model_fails(load_
     assert all(r.has_error() for r in responses)
     assert responses[0].error().code() == pb_utils.TritonError.INTERNAL
     assert responses[0].error().message().startswith("lprnet: internal error: RuntimeError")
+
+
+def test_stand_in_runs_on_the_intra_op_threads_its_config_asks(load_adapter, pb_utils, tmp_path):
+    version = tmp_path / "1"
+    version.mkdir()
+    torch.jit.trace(torch.nn.Flatten(), torch.zeros(1, 3, 24, 94)).save(str(version / "model.pt"))
+    config = json.loads(config_json(DEFAULT_REPOSITORY / "stn" / "config.pbtxt"))
+    config.setdefault("parameters", {})["INTRA_OP_THREAD_COUNT"] = {"string_value": "1"}
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        load_adapter(STAND_IN, None, tmp_path, config_override=json.dumps(config))
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(threads)
