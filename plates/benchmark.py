@@ -197,6 +197,40 @@ def format_wire(name: str, file_bytes: int, pixel_bytes: int, file_p50_ms: float
     )
 
 
+@dataclass
+class SideBySide:
+    """One photo served and in one process, alternately, request by request: both meet the same machine load."""
+
+    served: list[float] = field(default_factory=list)  # seconds per request, send to answer
+    in_process: list[float] = field(default_factory=list)
+    stages: list[dict[str, float]] = field(default_factory=list)  # seconds per stage, per in-process run
+
+
+def side_by_side(serve: Callable[[], object], run: Callable[[], dict[str, float]], requests: int) -> SideBySide:
+    """Time `serve()` and `run()` (which returns its seconds per stage) `requests` times each, one after the
+    other."""
+    result = SideBySide()
+    for _ in range(requests):
+        for call, times in ((serve, result.served), (run, result.in_process)):
+            start = time.perf_counter()
+            stages = call()
+            times.append(time.perf_counter() - start)
+        result.stages.append(stages)
+    return result
+
+
+def format_side_by_side(name: str, result: SideBySide) -> str:
+    served, local = (float(np.median(times)) * 1000.0 for times in (result.served, result.in_process))
+    stages = ", ".join(
+        f"{stage} {np.median([s[stage] for s in result.stages]) * 1000.0:.1f}" for stage in result.stages[0]
+    )
+    return (
+        f"{name}: served and in one process, alternately, {len(result.served)} each: p50 {served:.1f} ms served, "
+        f"{local:.1f} ms in one process; serving adds {(served / local - 1) * 100:+.1f} %\n"
+        f"  in one process, p50 per stage in ms: {stages}"
+    )
+
+
 def format_sweep(levels: dict[int, Outcomes]) -> str:
     """The sustainable concurrency, the highest measured level where the server refused nothing, and every higher
     level's accepted p99 as a multiple of its p99: how well the queue bounds hold the latency of what is served."""

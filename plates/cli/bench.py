@@ -7,7 +7,9 @@ percentiles and throughput, how many requests the server accepted and refused (a
 retried), and each model's queue and compute time per request from Triton's statistics; then the bytes each way
 puts on the wire, side by side. With several levels, the sustainable concurrency and how latency holds above it.
 `--frame WxH` also times each photo resized to that frame and stored as a JPEG, as a camera would send it. Where the
-server runs on this machine, its processes' memory at the start and end (a soak: --duration).
+server runs on this machine, its processes' memory at the start and end (a soak: --duration). `--in-process` also
+runs each photo's file through the same pipeline in this process (the local model repository's models, configs and
+code), alternating with served requests, and prints both p50s side by side, with where the time goes by stage.
 """
 
 from __future__ import annotations
@@ -22,16 +24,20 @@ from plates.benchmark import (
     MODELS,
     format_outcomes,
     format_run,
+    format_side_by_side,
     format_sweep,
     format_wire,
     model_statistics,
     model_time,
     run_requests,
+    side_by_side,
     summarize,
 )
 from plates.cli.client import add_url_option
+from plates.client import PlatesClient
 from plates.client_threads import ThreadLocalClients
 from plates.exceptions import InvalidInputError, PlatesError, naming
+from plates.export import DEFAULT_REPOSITORY
 from plates.photos import decode_pixels, read_photo
 from plates.readiness import require_ready
 from plates.retry import NO_RETRY, RetryPolicy
@@ -59,6 +65,14 @@ def add_bench_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
         "--frame", type=frame_size, metavar="WxH", help="also time each photo resized to this frame (e.g. 1920x1080)"
     )
     parser.add_argument("--timeout", type=float, default=60.0, help="the client's timeout in seconds (default 60)")
+    parser.add_argument(
+        "--in-process", action="store_true", help="also time each photo's file in one process, alternating with the "
+        "server, and print both side by side (--requests each, concurrency 1)"
+    )
+    parser.add_argument(
+        "--repository", type=Path, default=DEFAULT_REPOSITORY, help="the model repository --in-process runs "
+        "(default: the project's, as plates serve builds it)"
+    )
     parser.set_defaults(run=run_bench)
     return parser
 
@@ -148,6 +162,8 @@ def run_bench(args: argparse.Namespace) -> int:
         first, reference = next(iter(timed_p50s.items()))
         ratios = ", ".join(f"{name} {ms / reference:.2f}" for name, ms in list(timed_p50s.items())[1:])
         print(f"p50 latency as file relative to {first}: {ratios}")
+    if args.in_process:
+        compare_in_process(args, photos)
     if processes:
         print("server memory, after the warm-up to the end:")
         print(format_growth(start_memory, memory(processes)), flush=True)
@@ -156,3 +172,19 @@ def run_bench(args: argparse.Namespace) -> int:
     if failures:
         raise PlatesError(f"{len(failures)} requests failed; the first: {failures[0]}")
     return 0
+
+
+def compare_in_process(args: argparse.Namespace, photos: dict[str, tuple[bytes, np.ndarray]]) -> None:
+    """Each photo's file served and in this process, alternately, side by side."""
+    from plates.serving.in_process import InProcessPipeline  # loads torch and the models: only when asked
+
+    pipeline = InProcessPipeline(args.repository)
+    with PlatesClient(args.url, timeout=args.timeout, retry=NO_RETRY) as client:
+        for name, (data, _) in photos.items():
+            with naming(f"photo {name}"):
+                for _ in range(args.warmup):
+                    pipeline.recognize(data)
+                result = side_by_side(
+                    lambda: client.recognize(data), lambda: pipeline.recognize(data)[1], args.requests
+                )
+            print(format_side_by_side(name, result), flush=True)

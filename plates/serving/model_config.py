@@ -7,6 +7,7 @@ with a message that says what to fix.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from plates.exceptions import ModelConfigError
@@ -54,6 +55,19 @@ class ModelConfig:
         return int(self.raw.get("max_batch_size", 0))
 
 
+def read_config(path: Path) -> ModelConfig:
+    """A config.pbtxt as Triton hands it to `initialize`: parsed by Triton's own schema, then as JSON."""
+    # Imported here: model.py files never read a config.pbtxt, and the image's stubs need not load protobuf for it.
+    from google.protobuf import json_format, text_format
+    from tritonclient.grpc import model_config_pb2
+
+    try:
+        config = text_format.Parse(Path(path).read_text(), model_config_pb2.ModelConfig())
+    except text_format.ParseError as error:
+        raise ModelConfigError(f"{path}: {error}") from error
+    return ModelConfig(json_format.MessageToDict(config, preserving_proto_field_name=True))
+
+
 def positive_int(text: str) -> int:
     value = int(text)
     if value <= 0:
@@ -64,6 +78,18 @@ def positive_int(text: str) -> int:
 def positive_int_list(text: str) -> list[int]:
     """Space-separated positive integers, at least one."""
     return _each(positive_int, text)
+
+
+def nonnegative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError("must be 0 or more")
+    return value
+
+
+def nonnegative_int_list(text: str) -> list[int]:
+    """Space-separated integers from 0, none or more."""
+    return [nonnegative_int(v) for v in text.split()]
 
 
 def unit_float_list(text: str) -> list[float]:

@@ -13,9 +13,10 @@ import numpy as np
 import torch
 
 from plates.decoding import decode_image
-from plates.exceptions import InvalidInputError
+from plates.exceptions import InvalidInputError, ModelConfigError
 from plates.images import check_image_layout
 from plates.recognition.ctc import Reading, read_plates, vote
+from plates.serving.model_config import ModelConfig, nonnegative_int_list, positive_int, unit_float
 
 # infer(model_name, inputs by name, output names) -> outputs by name
 Infer = Callable[[str, Mapping[str, torch.Tensor], list[str]], dict[str, torch.Tensor]]
@@ -35,6 +36,38 @@ class Plates:
         nothing = np.zeros((0,), np.float32)
         texts, scores = pad_candidates([], candidates)
         return cls(np.zeros((0, 4), np.float32), [], nothing, nothing, texts, scores)
+
+
+@dataclass(frozen=True)
+class FirstLook:
+    """Read these of each plate's cuts first (indices into its cuts, in the order yolo cuts them), and its other cuts
+    only where they do not settle the plate: where they read different texts, or their vote scores below
+    `min_score`. A plate they settle gets their vote, the text the vote over all its cuts would give."""
+
+    cuts: tuple[int, ...]
+    min_score: float
+
+    def settles(self, readings: Sequence[Reading], voted: Reading) -> bool:
+        return len({r.text for r in readings}) == 1 and voted.text != "" and voted.confidence >= self.min_score
+
+
+@dataclass(frozen=True)
+class RecognitionSettings:
+    max_batch_size: int = 32  # the most crops one stn or lprnet request holds (their max_batch_size)
+    candidates: int = 1  # texts listed per plate
+    min_text_score: float = 0.0  # a text scoring less is blanked; its candidates stay
+    first_look: FirstLook | None = None  # None: every cut of every plate is read
+
+    @classmethod
+    def from_config(cls, config: ModelConfig) -> "RecognitionSettings":
+        """plate_recognition's parameters; an empty `first_look_cuts` reads every cut."""
+        cuts = config.parameter("first_look_cuts", nonnegative_int_list, default=[])
+        return cls(
+            max_batch_size=config.parameter("recognizer_max_batch_size", positive_int),
+            candidates=config.parameter("candidates", positive_int),
+            min_text_score=config.parameter("min_text_score", unit_float),
+            first_look=FirstLook(tuple(cuts), config.parameter("first_look_min_score", unit_float)) if cuts else None,
+        )
 
 
 def pad_candidates(readings: Sequence[Reading], k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -75,24 +108,55 @@ def request_image(pixels: torch.Tensor | None, encoded: np.ndarray | None, devic
     return decode_image(data, device, "image_bytes")
 
 
-def recognize(
-    image: torch.Tensor, infer: Infer, max_batch_size: int, candidates: int = 1, min_text_score: float = 0.0
-) -> Plates:
-    """Every plate of `image`: its box and score, its text where text_score >= `min_text_score` ("" and 0
-    otherwise), and its `candidates` likeliest texts whatever their score."""
+def read_cuts(infer: Infer, crops: torch.Tensor, plates: int, settings: RecognitionSettings) -> list[Reading]:
+    """One reading per plate from its crops (`plates` plates, each cut the same number of ways, box by box): the
+    vote of all its cuts, or of its first look where that settles it."""
+    per_plate = crops.shape[0] // plates
+
+    def read(cuts: list[int] | None) -> list[Reading]:
+        chosen = crops if cuts is None else crops[torch.tensor(cuts, device=crops.device)]
+        straightened = in_batches(infer, "stn", chosen, settings.max_batch_size)
+        return read_plates(in_batches(infer, "lprnet", straightened, settings.max_batch_size).cpu().numpy())
+
+    look = settings.first_look
+    if look is None:
+        return vote(read(None), per_plate)
+    if max(look.cuts) >= per_plate:
+        raise ModelConfigError(
+            f"model 'plate_recognition': parameter 'first_look_cuts' names cut {max(look.cuts)}, but yolo cuts "
+            f"each plate {per_plate} ways (cuts 0 to {per_plate - 1})"
+        )
+    def cuts_of(plate: int, cuts: Sequence[int]) -> list[int]:
+        return [plate * per_plate + cut for cut in cuts]
+
+    by_cut: dict[int, Reading] = {}
+    first = [index for plate in range(plates) for index in cuts_of(plate, look.cuts)]
+    by_cut.update(zip(first, read(first)))
+    firsts = [[by_cut[index] for index in cuts_of(plate, look.cuts)] for plate in range(plates)]
+    looks = [vote(readings, len(readings))[0] for readings in firsts]
+    unsettled = [plate for plate in range(plates) if not look.settles(firsts[plate], looks[plate])]
+    rest = [index for plate in unsettled for index in cuts_of(plate, range(per_plate)) if index not in by_cut]
+    if rest:
+        by_cut.update(zip(rest, read(rest)))
+    for plate in unsettled:
+        # Every cut in yolo's order, as when all are read: the same sums, so the same texts and scores.
+        looks[plate] = vote([by_cut[index] for index in cuts_of(plate, range(per_plate))], per_plate)[0]
+    return looks
+
+
+def recognize(image: torch.Tensor, infer: Infer, settings: RecognitionSettings) -> Plates:
+    """Every plate of `image`: its box and score, its text where text_score >= `settings.min_text_score` ("" and 0
+    otherwise), and its `settings.candidates` likeliest texts whatever their score."""
     # Checked here, not only in yolo: Triton 2.51 reports every error of a BLS sub-request as INTERNAL, and a bad
     # image is the client's fault (INVALID_ARG).
     check_image_layout(tuple(image.shape), str(image.dtype).removeprefix("torch."), "input__0")
     detected = infer("yolo", {"input__0": image}, ["output__0", "output__1", "output__2"])
     crops, boxes = detected["output__0"], detected["output__1"]
     if boxes.shape[0] == 0:
-        return Plates.empty(candidates)
-    straightened = in_batches(infer, "stn", crops, max_batch_size)
-    logits = in_batches(infer, "lprnet", straightened, max_batch_size)
-    # yolo cuts every plate the same number of ways (its crop variants), box by box.
-    readings = vote(read_plates(logits.cpu().numpy()), crops.shape[0] // boxes.shape[0])
-    kept = [r.confidence >= min_text_score for r in readings]
-    candidate_texts, candidate_scores = pad_candidates(readings, candidates)
+        return Plates.empty(settings.candidates)
+    readings = read_cuts(infer, crops, boxes.shape[0], settings)
+    kept = [r.confidence >= settings.min_text_score for r in readings]
+    candidate_texts, candidate_scores = pad_candidates(readings, settings.candidates)
     return Plates(
         boxes=boxes.cpu().numpy().astype(np.float32),
         texts=[r.text if keep else "" for r, keep in zip(readings, kept)],

@@ -210,3 +210,18 @@ def test_bench_refuses_a_frame_that_is_not_a_size(text, capsys):
     with pytest.raises(SystemExit):
         main(["bench", "a.jpg", "--frame", text])
     assert "--frame" in capsys.readouterr().err
+
+
+def test_side_by_side_alternates_the_two_and_keeps_each_runs_stages():
+    from plates.benchmark import format_side_by_side, side_by_side
+
+    calls = []
+    result = side_by_side(
+        lambda: calls.append("served"), lambda: calls.append("local") or {"detector": 0.02, "lprnet": 0.01}, 3
+    )
+    assert calls == ["served", "local"] * 3
+    assert len(result.served) == len(result.in_process) == len(result.stages) == 3
+    result.served, result.in_process = [0.105, 0.110, 0.2], [0.1, 0.1, 0.1]
+    text = format_side_by_side("car.jpg", result)
+    assert "p50 110.0 ms served, 100.0 ms in one process; serving adds +10.0 %" in text, text
+    assert text.endswith("in one process, p50 per stage in ms: detector 20.0, lprnet 10.0"), text

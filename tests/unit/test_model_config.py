@@ -3,14 +3,19 @@ import json
 import pytest
 
 from plates.exceptions import ModelConfigError
+from plates.export import DEFAULT_REPOSITORY
 from plates.serving.model_config import (
     ModelConfig,
     float_list,
+    nonnegative_int,
+    nonnegative_int_list,
     positive_int,
     positive_int_list,
     unit_float,
     unit_float_list,
+    read_config,
 )
+from plates.serving.pipeline import RecognitionSettings
 
 CONFIG = {
     "name": "yolo",
@@ -56,3 +61,31 @@ def test_int_and_unit_lists_check_every_value():
     for convert, text in ((positive_int_list, "480 0"), (unit_float_list, "0.2 1.5"), (positive_int_list, " ")):
         with pytest.raises(ValueError):
             convert(text)
+
+
+def test_nonnegative_ints_take_zero_and_refuse_negatives():
+    assert nonnegative_int("0") == 0 and nonnegative_int_list("2 8") == [2, 8] and nonnegative_int_list("") == []
+    with pytest.raises(ValueError, match="must be 0 or more"):
+        nonnegative_int_list("2 -1")
+
+
+def test_read_config_gives_a_config_pbtxt_as_triton_hands_it_to_initialize():
+    config = read_config(DEFAULT_REPOSITORY / "plate_recognition" / "config.pbtxt")
+    assert config.name == "plate_recognition"
+    config.tensor("input", "image_bytes", "TYPE_STRING", [1])
+    assert config.parameter("candidates", positive_int) == 3
+
+
+def test_read_config_names_the_file_and_the_line_it_cannot_parse(tmp_path):
+    bad = tmp_path / "config.pbtxt"
+    bad.write_text('name: "yolo"\nmax_batch_size: "many"\n')
+    with pytest.raises(ModelConfigError, match=r"config.pbtxt: 2:"):
+        read_config(bad)
+
+
+def test_recognition_settings_read_the_first_look_and_read_every_cut_without_one():
+    config = read_config(DEFAULT_REPOSITORY / "plate_recognition" / "config.pbtxt")
+    settings = RecognitionSettings.from_config(config)
+    assert settings.first_look is not None and settings.first_look.cuts and 0 < settings.first_look.min_score < 1
+    config.raw["parameters"]["first_look_cuts"] = {"string_value": ""}
+    assert RecognitionSettings.from_config(config).first_look is None

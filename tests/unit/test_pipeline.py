@@ -2,19 +2,21 @@ import numpy as np
 import pytest
 import torch
 
-from plates.exceptions import SubModelError
+from plates.exceptions import ModelConfigError, SubModelError
 from plates.recognition.alphabet import ALPHABET, BLANK, NUM_CLASSES
 from plates.recognition.ctc import Reading
-from plates.serving.pipeline import pad_candidates, recognize
+from plates.serving.pipeline import FirstLook, RecognitionSettings, pad_candidates, recognize
+
+PHOTO = torch.zeros(10, 10, 3, dtype=torch.uint8)
 
 
-def logits_reading(text: str) -> torch.Tensor:
+def logits_reading(text: str, sure: float = 5.0) -> torch.Tensor:
     path = []
     for c in text:
         path += [BLANK, ALPHABET.index(c)] if path and path[-1] == ALPHABET.index(c) else [ALPHABET.index(c)]
     path += [BLANK] * (18 - len(path))
-    logits = torch.full((NUM_CLASSES, 18), -5.0)
-    logits[path, torch.arange(18)] = 5.0
+    logits = torch.full((NUM_CLASSES, 18), -sure)
+    logits[path, torch.arange(18)] = sure
     return logits
 
 
@@ -43,7 +45,7 @@ class FakeModels:
 
 def test_recognize_returns_valid_texts_and_blanks_invalid_ones():
     models = FakeModels(["B840CK197", "B840"])
-    plates = recognize(torch.zeros(10, 10, 3, dtype=torch.uint8), models, max_batch_size=32)
+    plates = recognize(PHOTO, models, RecognitionSettings(max_batch_size=32))
     assert plates.texts == ["B840CK197", ""]
     assert plates.boxes.shape == (2, 4) and plates.boxes.dtype == np.float32
     np.testing.assert_allclose(plates.scores, [0.9, 0.5])
@@ -51,14 +53,14 @@ def test_recognize_returns_valid_texts_and_blanks_invalid_ones():
 
 def test_recognize_skips_stn_and_lprnet_when_nothing_is_detected():
     models = FakeModels([])
-    plates = recognize(torch.zeros(10, 10, 3, dtype=torch.uint8), models, max_batch_size=32)
+    plates = recognize(PHOTO, models, RecognitionSettings(max_batch_size=32))
     assert models.calls == [("yolo", 10)]
     assert plates.boxes.shape == (0, 4) and plates.texts == [] and plates.scores.shape == (0,)
 
 
 def test_recognize_splits_crops_into_batches_the_recognizer_accepts():
     models = FakeModels(["A123BC77"] * 5)
-    plates = recognize(torch.zeros(10, 10, 3, dtype=torch.uint8), models, max_batch_size=2)
+    plates = recognize(PHOTO, models, RecognitionSettings(max_batch_size=2))
     assert [c for c in models.calls if c[0] == "lprnet"] == [("lprnet", 2), ("lprnet", 2), ("lprnet", 1)]
     assert plates.texts == ["A123BC77"] * 5
 
@@ -68,7 +70,7 @@ def test_recognize_lets_a_sub_model_error_through():
         raise SubModelError(model, "out of memory")
 
     with pytest.raises(SubModelError, match="model 'yolo' failed: out of memory"):
-        recognize(torch.zeros(10, 10, 3, dtype=torch.uint8), failing, max_batch_size=32)
+        recognize(PHOTO, failing, RecognitionSettings(max_batch_size=32))
 
 
 def test_recognize_votes_over_the_cuts_of_each_plate():
@@ -82,14 +84,14 @@ def test_recognize_votes_over_the_cuts_of_each_plate():
             return answer
 
     models = ThreeCuts(["B840OK197", "B840CK197", "B840CK197", "A123BC78", "", "A123BC78"])
-    plates = recognize(torch.zeros(10, 10, 3, dtype=torch.uint8), models, max_batch_size=32)
+    plates = recognize(PHOTO, models, RecognitionSettings(max_batch_size=32))
     assert plates.texts == ["B840CK197", "A123BC78"]
     assert plates.text_scores.shape == (2,) and plates.boxes.shape == (2, 4)
 
 
 def test_recognize_pads_each_plates_candidates_to_k():
     models = FakeModels(["B840CK197", "B840"])
-    plates = recognize(torch.zeros(10, 10, 3, dtype=torch.uint8), models, max_batch_size=32, candidates=3)
+    plates = recognize(PHOTO, models, RecognitionSettings(max_batch_size=32, candidates=3))
     assert plates.candidates.shape == plates.candidate_scores.shape == (2, 3)
     assert plates.candidates[0, 0] == "B840CK197" and plates.candidate_scores[0, 0] == plates.text_scores[0]
     assert plates.candidates[1].tolist() == ["", "", ""] and plates.candidate_scores[1].tolist() == [0, 0, 0]
@@ -97,7 +99,7 @@ def test_recognize_pads_each_plates_candidates_to_k():
 
 
 def test_recognize_without_plates_answers_candidates_shaped_zero_by_k():
-    plates = recognize(torch.zeros(10, 10, 3, dtype=torch.uint8), FakeModels([]), max_batch_size=32, candidates=4)
+    plates = recognize(PHOTO, FakeModels([]), RecognitionSettings(max_batch_size=32, candidates=4))
     assert plates.candidates.shape == plates.candidate_scores.shape == (0, 4)
 
 
@@ -117,7 +119,96 @@ def test_recognize_blanks_a_text_scored_below_min_text_score_but_keeps_its_candi
             return answer
 
     models = UnsureOfTheSecond(["B840CK197", "A123BC77"])
-    plates = recognize(torch.zeros(10, 10, 3, dtype=torch.uint8), models, max_batch_size=32, min_text_score=0.5)
+    plates = recognize(PHOTO, models, RecognitionSettings(max_batch_size=32, min_text_score=0.5))
     assert plates.texts == ["B840CK197", ""]
     assert plates.text_scores[0] > 0.5 and plates.text_scores[1] == 0.0
     assert plates.candidates[1, 0] == "A123BC77" and 0 < plates.candidate_scores[1, 0] < 0.5
+
+
+class CutModels:
+    """yolo cuts plate p len(cuts[p]) ways; crop i holds the number i, so lprnet reads cut i's text (text, sure)
+    wherever it is sent, and records which cuts it read."""
+
+    def __init__(self, cuts: list[list[tuple[str, float]]]):
+        self.cuts = [cut for plate in cuts for cut in plate]
+        self.plates = len(cuts)
+        self.read: list[int] = []
+
+    def __call__(self, model, inputs, outputs):
+        batch = inputs["input__0"]
+        if model == "yolo":
+            crops = torch.arange(len(self.cuts), dtype=torch.float32).view(-1, 1, 1, 1).expand(-1, 3, 24, 94)
+            return {
+                "output__0": crops.contiguous(),
+                "output__1": torch.zeros(self.plates, 4),
+                "output__2": torch.ones(self.plates),
+            }
+        if model == "stn":
+            return {"output__0": batch}
+        cuts = batch[:, 0, 0, 0].long().tolist()
+        self.read += cuts
+        return {"output__0": torch.stack([logits_reading(*self.cuts[i]) for i in cuts])}
+
+
+def recognize_cuts(models, first_look=None, max_batch_size=32):
+    settings = RecognitionSettings(max_batch_size=max_batch_size, candidates=3, first_look=first_look)
+    return recognize(PHOTO, models, settings)
+
+
+def assert_same_plates(a, b):
+    assert a.texts == b.texts and a.candidates.tolist() == b.candidates.tolist()
+    np.testing.assert_allclose(a.text_scores, b.text_scores)
+    np.testing.assert_allclose(a.candidate_scores, b.candidate_scores)
+
+
+SURE, UNSURE = ("B840CK197", 5.0), ("B840CK197", 0.5)
+
+
+def test_a_first_look_that_agrees_and_scores_high_settles_the_plate_with_its_cuts_alone():
+    models = CutModels([[SURE, ("A123BC77", 5.0), SURE, SURE]])
+    plates = recognize_cuts(models, FirstLook((0, 2), 0.5))
+    assert sorted(models.read) == [0, 2]
+    assert plates.texts == ["B840CK197"] and plates.text_scores[0] > 0.5
+
+
+def test_a_first_look_that_disagrees_reads_every_cut_and_answers_as_without_it():
+    cuts = [[SURE, ("B840OK197", 5.0), SURE, ("A123BC77", 5.0), SURE]]
+    everything = recognize_cuts(CutModels(cuts))
+    models = CutModels(cuts)
+    plates = recognize_cuts(models, FirstLook((0, 1), 0.1))
+    assert sorted(models.read) == [0, 1, 2, 3, 4]
+    assert_same_plates(plates, everything)
+
+
+def test_a_first_look_scored_under_its_minimum_reads_every_cut():
+    cuts = [[UNSURE, UNSURE, SURE]]
+    models = CutModels(cuts)
+    plates = recognize_cuts(models, FirstLook((0, 1), 0.5))
+    assert sorted(models.read) == [0, 1, 2]
+    assert_same_plates(plates, recognize_cuts(CutModels(cuts)))
+
+
+def test_a_first_look_that_reads_no_valid_text_reads_every_cut():
+    models = CutModels([[("B840", 5.0), ("B840", 5.0), SURE]])
+    plates = recognize_cuts(models, FirstLook((0, 1), 0.0))
+    assert sorted(models.read) == [0, 1, 2] and plates.texts == ["B840CK197"]
+
+
+def test_the_first_look_reads_the_rest_only_of_the_plates_it_leaves_open_in_batches():
+    cuts = [
+        [SURE, SURE, ("A123BC77", 5.0)],  # settled by cuts 0 and 1
+        [SURE, ("B840OK197", 5.0), ("B840OK197", 5.0)],  # left open
+        [("X777AM777", 5.0)] * 3,  # settled
+    ]
+    models = CutModels(cuts)
+    plates = recognize_cuts(models, FirstLook((0, 1), 0.5), max_batch_size=4)
+    assert sorted(models.read) == [0, 1, 3, 4, 5, 6, 7]
+    assert plates.texts == ["B840CK197", "B840OK197", "X777AM777"]
+    open_plate = recognize_cuts(CutModels(cuts[1:2]))
+    assert plates.texts[1] == open_plate.texts[0]
+    np.testing.assert_allclose(plates.text_scores[1], open_plate.text_scores[0])
+
+
+def test_a_first_look_naming_a_cut_yolo_does_not_make_is_a_config_error():
+    with pytest.raises(ModelConfigError, match=r"'first_look_cuts' names cut 3, but yolo cuts each plate 3 ways"):
+        recognize_cuts(CutModels([[SURE] * 3]), FirstLook((0, 3), 0.5))

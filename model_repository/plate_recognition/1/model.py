@@ -6,8 +6,8 @@ import numpy as np
 import triton_python_backend_utils as pb_utils
 
 from plates.exceptions import sub_model_error
-from plates.serving.model_config import ModelConfig, positive_int, unit_float
-from plates.serving.pipeline import recognize, request_image
+from plates.serving.model_config import ModelConfig
+from plates.serving.pipeline import RecognitionSettings, recognize, request_image
 from plates.serving.triton_adapter import answer_each, instance_device, to_torch, to_triton
 
 
@@ -35,9 +35,7 @@ class TritonPythonModel:
         config.tensor("output", "text_scores", "TYPE_FP32", [-1])
         config.tensor("output", "candidates", "TYPE_STRING", [-1, -1])
         config.tensor("output", "candidate_scores", "TYPE_FP32", [-1, -1])
-        self.max_batch_size = config.parameter("recognizer_max_batch_size", positive_int)
-        self.candidates = config.parameter("candidates", positive_int)
-        self.min_text_score = config.parameter("min_text_score", unit_float)
+        self.settings = RecognitionSettings.from_config(config)
         self.device = instance_device(args)
 
     def execute(self, requests):
@@ -49,7 +47,7 @@ class TritonPythonModel:
         image = request_image(
             None if pixels is None else to_torch(pixels), None if encoded is None else encoded.as_numpy(), self.device
         )
-        plates = recognize(image, infer, self.max_batch_size, self.candidates, self.min_text_score)
+        plates = recognize(image, infer, self.settings)
         return [
             pb_utils.Tensor("coordinates", plates.boxes),
             pb_utils.Tensor("texts", np.array([t.encode() for t in plates.texts], dtype=np.object_)),

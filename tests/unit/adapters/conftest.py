@@ -7,18 +7,15 @@ import json
 import sys
 
 import pytest
-from google.protobuf import json_format, text_format
-from tritonclient.grpc import model_config_pb2
-
 from plates.export import DEFAULT_REPOSITORY
+from plates.serving.model_config import read_config
 from plates.weights import PROJECT_ROOT
 
 from . import fake_pb_utils
 
 
 def config_json(path) -> str:
-    config = text_format.Parse(path.read_text(), model_config_pb2.ModelConfig())
-    return json.dumps(json_format.MessageToDict(config, preserving_proto_field_name=True))
+    return json.dumps(read_config(path).raw)
 
 
 @pytest.fixture

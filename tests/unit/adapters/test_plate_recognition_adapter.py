@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from plates.recognition.alphabet import ALPHABET, BLANK, NUM_CLASSES
+from plates.recognition.crops import DEFAULT_VARIANTS
 
 from .conftest import REPOSITORY, config_json
 
@@ -38,20 +39,28 @@ def image_request(pb_utils, image):
 
 
 def fake_recognizer(pb_utils, boxes, texts):
-    n = len(texts)
+    """yolo cuts each plate as the served config does; crop i holds the number i, so lprnet reads crop i as the
+    text of its plate wherever the orchestrator sends it."""
+    n, cuts = len(texts), len(DEFAULT_VARIANTS)
     pb_utils.MODELS["yolo"] = lambda inputs: answer(
         pb_utils,
         "yolo",
         {
-            "output__0": torch.zeros(n, 3, 24, 94),
+            "output__0": torch.arange(n * cuts, dtype=torch.float32).view(-1, 1, 1, 1).expand(-1, 3, 24, 94).clone(),
             "output__1": torch.tensor(boxes, dtype=torch.float32).reshape(n, 4),
             "output__2": torch.full((n,), 0.8),
         },
     )
-    pb_utils.MODELS["stn"] = lambda inputs: answer(pb_utils, "stn", {"output__0": torch.zeros(n, 3, 24, 94)})
+    pb_utils.MODELS["stn"] = lambda inputs: answer(pb_utils, "stn", {"output__0": crops_of(inputs)})
     pb_utils.MODELS["lprnet"] = lambda inputs: answer(
-        pb_utils, "lprnet", {"output__0": torch.stack([plate_logits(t) for t in texts])}
+        pb_utils,
+        "lprnet",
+        {"output__0": torch.stack([plate_logits(texts[int(i) // cuts]) for i in crops_of(inputs)[:, 0, 0, 0]])},
     )
+
+
+def crops_of(inputs):
+    return torch.utils.dlpack.from_dlpack(inputs["input__0"].to_dlpack())
 
 
 def test_orchestrator_answers_boxes_texts_and_scores(orchestrator, pb_utils):
@@ -62,14 +71,15 @@ def test_orchestrator_answers_boxes_texts_and_scores(orchestrator, pb_utils):
     np.testing.assert_array_equal(outputs["coordinates"], [[1, 2, 3, 4], [5, 6, 7, 8]])
     assert outputs["texts"].tolist() == [b"B840CK197", b""]
     np.testing.assert_allclose(outputs["scores"], [0.8, 0.8])
-    assert pb_utils.CALLS == ["yolo", "stn", "lprnet"]
+    # The first look settles B840CK197; A12 is no plate, so its other cuts are read too.
+    assert pb_utils.CALLS == ["yolo", "stn", "lprnet", "stn", "lprnet"]
 
 
 def test_orchestrator_answers_k_candidates_per_plate_as_bytes_and_scores(orchestrator, pb_utils):
     fake_recognizer(pb_utils, [[1, 2, 3, 4], [5, 6, 7, 8]], ["B840CK197", "A12"])
     [response] = orchestrator.execute([image_request(pb_utils, np.zeros((20, 30, 3), np.uint8))])
     outputs = {t.name(): t.as_numpy() for t in response.output_tensors}
-    k = orchestrator.candidates
+    k = orchestrator.settings.candidates
     assert outputs["candidates"].shape == outputs["candidate_scores"].shape == (2, k)
     assert outputs["candidates"][0, 0] == b"B840CK197" and outputs["candidates"][1].tolist() == [b""] * k
     assert outputs["candidate_scores"].dtype == np.float32
@@ -77,7 +87,7 @@ def test_orchestrator_answers_k_candidates_per_plate_as_bytes_and_scores(orchest
 
 
 def test_orchestrator_reads_candidates_and_min_text_score_from_its_config(orchestrator):
-    assert orchestrator.candidates == 3 and 0 < orchestrator.min_text_score < 0.1
+    assert orchestrator.settings.candidates == 3 and 0 < orchestrator.settings.min_text_score < 0.1
 
 
 def test_orchestrator_exits_early_without_plates(orchestrator, pb_utils):

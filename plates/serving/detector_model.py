@@ -1,0 +1,69 @@
+"""The logic behind the `yolo` model: its config made into a detector and crop variants; a photo in, plate crops
+ready for the STN, their boxes and scores out. Used by its model.py and by the in-process pipeline alike."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from plates.detection import DETECTOR_FILES, Detections, DetectorSettings, PlateDetector, detector_format
+from plates.exceptions import ModelConfigError
+from plates.images import check_image
+from plates.recognition.crops import prepare_crops, variants
+from plates.serving.model_config import (
+    ModelConfig,
+    float_list,
+    nonnegative_int,
+    positive_int,
+    positive_int_list,
+    unit_float,
+    unit_float_list,
+)
+
+
+class DetectorModel:
+    def __init__(self, config: ModelConfig, version_folder: Path, device: torch.device) -> None:
+        config.tensor("input", "input__0", "TYPE_UINT8", [-1, -1, 3])
+        config.tensor("output", "output__0", "TYPE_FP32", [-1, 3, 24, 94])
+        config.tensor("output", "output__1", "TYPE_FP32", [-1, 4])
+        config.tensor("output", "output__2", "TYPE_FP32", [-1])
+        self.device = device
+        format = config.parameter("format", detector_format)
+        if format == "onnx" and device.type != "cpu":
+            # ONNX Runtime's CPU build is the one installed: Ultralytics would pip-install onnxruntime-gpu here.
+            raise ModelConfigError(
+                f"model 'yolo': format 'onnx' runs on the CPU only; set parameter 'format' to 'torch' for {device}"
+            )
+        weights = Path(version_folder) / DETECTOR_FILES[format]
+        if not weights.is_file():
+            raise FileNotFoundError(f"model 'yolo': weights {weights} not found; run convert/build_model_repository.py")
+        try:
+            settings = DetectorSettings(
+                imgsz=tuple(config.parameter("imgsz", positive_int_list)),
+                conf=tuple(config.parameter("conf", unit_float_list)),
+                iou=config.parameter("iou", unit_float),
+                max_det=config.parameter("max_det", positive_int),
+            )
+        except ValueError as error:
+            raise ModelConfigError(f"model 'yolo': {error}") from error
+        self.crop_variants = variants(
+            config.parameter("crop_vertical_pads", float_list), config.parameter("crop_horizontal_margins", float_list)
+        )
+        threads = config.parameter("threads", nonnegative_int, default=0)
+        self.detector = PlateDetector(weights, device=str(device), settings=settings, threads=threads)
+
+    def detect(self, image: torch.Tensor) -> tuple[np.ndarray, Detections]:
+        """The photo (HWC BGR uint8, on any device) as checked host pixels, and its plates."""
+        pixels = check_image(image.cpu().numpy(), what="input__0")
+        return pixels, self.detector.detect(pixels)
+
+    def cut(self, pixels: np.ndarray, detections: Detections) -> dict[str, torch.Tensor]:
+        """The model's outputs: every plate's crops (its variants one after the other), boxes and scores."""
+        crops = prepare_crops(pixels, detections.boxes, self.crop_variants)
+        return {
+            "output__0": torch.from_numpy(crops).to(self.device),
+            "output__1": torch.from_numpy(detections.boxes).to(self.device),
+            "output__2": torch.from_numpy(detections.scores).to(self.device),
+        }

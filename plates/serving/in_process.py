@@ -1,0 +1,74 @@
+"""The served pipeline in one process: the model repository's models, configs and code, called directly.
+
+What `plates bench --in-process` measures the server against: plate_recognition's own `recognize` with the same
+settings, the yolo model's DetectorModel and the TorchScript files the PyTorch backend runs, so that the difference
+is what serving adds (HTTP, Triton's queues, the Python backend's calls between processes). It also says where a
+photo's time goes, stage by stage.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Mapping
+
+import numpy as np
+import torch
+
+from plates.export import DEFAULT_REPOSITORY
+from plates.serving.detector_model import DetectorModel
+from plates.serving.model_config import read_config
+from plates.serving.pipeline import Plates, RecognitionSettings, recognize, request_image
+
+# Where one photo's time goes, in the order it is spent; "reading" is the CTC search and voting, and whatever else
+# plate_recognition does between its calls.
+STAGES = ("decoding", "detector", "crops", "stn", "lprnet", "reading")
+
+
+class StageTimer:
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+
+    @contextmanager
+    def __call__(self, stage: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[stage] += time.perf_counter() - start
+
+
+class InProcessPipeline:
+    def __init__(self, repository: Path = DEFAULT_REPOSITORY) -> None:
+        self.device = torch.device("cpu")
+        self.settings = RecognitionSettings.from_config(read_config(repository / "plate_recognition" / "config.pbtxt"))
+        yolo = repository / "yolo"
+        self.detector = DetectorModel(read_config(yolo / "config.pbtxt"), yolo / "1", self.device)
+        self.networks = {
+            name: torch.jit.load(str(repository / name / "1" / "model.pt"), map_location=self.device).eval()
+            for name in ("stn", "lprnet")
+        }
+
+    def recognize(self, data: bytes) -> tuple[Plates, dict[str, float]]:
+        """The plates of a photo's file, as plate_recognition answers its `image_bytes`, and the seconds each stage
+        took (STAGES)."""
+        timer = StageTimer()
+        start = time.perf_counter()
+        with timer("decoding"):
+            image = request_image(None, np.array([data], dtype=np.object_), self.device)
+
+        def infer(model: str, inputs: Mapping[str, torch.Tensor], outputs: list[str]) -> dict[str, torch.Tensor]:
+            if model == "yolo":
+                with timer("detector"):
+                    detected = self.detector.detect(inputs["input__0"])
+                with timer("crops"):
+                    return self.detector.cut(*detected)
+            with timer(model), torch.inference_mode():
+                return {"output__0": self.networks[model](inputs["input__0"])}
+
+        plates = recognize(image, infer, self.settings)
+        seconds = {stage: timer.seconds[stage] for stage in STAGES[:-1]}
+        seconds["reading"] = time.perf_counter() - start - sum(seconds.values())
+        return plates, seconds
