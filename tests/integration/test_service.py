@@ -54,14 +54,25 @@ def test_bench_times_a_photo_both_ways_and_attributes_its_requests_to_each_model
     assert lines[6].startswith("car.jpg as pixels: 2 requests"), lines
     by_model = {line.split()[0]: line for line in lines[1:5]}
     assert set(by_model) == {"plate_recognition", "yolo", "stn", "lprnet"}
-    # One plate read as 15 crop variants: each photo is one stn request of 15 items. A server behind the supervisor
-    # (the image) also gets its health check's one-crop requests meanwhile: any request beyond the two holds one.
+    # One plate, which the first look (2 of its 15 cuts) settles: each photo is one stn request of 2 items. A server
+    # behind the supervisor (the image) also gets its health check's one-crop requests meanwhile: any request beyond
+    # the two holds one.
     requests, items = map(int, re.search(r"(\d+) requests \(\s*(\d+) items\)", by_model["stn"]).groups())
-    assert requests >= 2 and items - (requests - 2) == 30, by_model["stn"]
+    assert requests >= 2 and items - (requests - 2) == 4, by_model["stn"]
     wire = lines[12]
     assert wire.startswith("car.jpg: on the wire ") and f"{439 * 780 * 3:,}" not in wire.split(",")[0], wire
     assert lines[13].startswith("car.jpg@64x48 as file: 2 requests"), lines
     assert any(line.startswith("p50 latency as file relative to car.jpg: car.jpg@64x48 ") for line in lines), lines
+
+
+def test_bench_in_process_puts_the_server_beside_the_same_pipeline_in_one_process(triton_url, samples, capsys):
+    argv = ["bench", str(samples / "car.jpg"), "--requests", "2", "--warmup", "1", "--url", triton_url]
+    assert main([*argv, "--in-process"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    [both] = [i for i, line in enumerate(lines) if line.startswith("car.jpg: served and in one process, alternately")]
+    assert re.search(r"p50 [\d.]+ ms served, [\d.]+ ms in one process; serving adds [+-][\d.]+ %$", lines[both])
+    stages = re.findall(r"(\w+) [\d.]+", lines[both + 1].split(":", 1)[1])
+    assert stages == ["decoding", "detector", "crops", "stn", "lprnet", "reading"], lines[both + 1]
 
 
 def test_photo_without_plates_answers_empty_without_calling_the_recognizer(triton_url, samples):
