@@ -224,9 +224,11 @@ def format_side_by_side(name: str, result: SideBySide) -> str:
     stages = ", ".join(
         f"{stage} {np.median([s[stage] for s in result.stages]) * 1000.0:.1f}" for stage in result.stages[0]
     )
+    detector = float(np.median([s["detector"] for s in result.stages])) * 1000.0
     return (
         f"{name}: served and in one process, alternately, {len(result.served)} each: p50 {served:.1f} ms served, "
-        f"{local:.1f} ms in one process; serving adds {(served / local - 1) * 100:+.1f} %\n"
+        f"{local:.1f} ms in one process; serving adds {(served / local - 1) * 100:+.1f} %; "
+        f"served takes {served / detector:.2f} times the detector alone\n"
         f"  in one process, p50 per stage in ms: {stages}"
     )
 

@@ -223,5 +223,5 @@ def test_side_by_side_alternates_the_two_and_keeps_each_runs_stages():
     assert len(result.served) == len(result.in_process) == len(result.stages) == 3
     result.served, result.in_process = [0.105, 0.110, 0.2], [0.1, 0.1, 0.1]
     text = format_side_by_side("car.jpg", result)
-    assert "p50 110.0 ms served, 100.0 ms in one process; serving adds +10.0 %" in text, text
+    assert "p50 110.0 ms served, 100.0 ms in one process; serving adds +10.0 %; served takes 5.50 times the " in text
     assert text.endswith("in one process, p50 per stage in ms: detector 20.0, lprnet 10.0"), text

@@ -1,0 +1,115 @@
+"""Threads and instances: the served pipeline under each setting, timed on the same photo in the same run.
+
+Each setting is a copy of the model repository with a few config lines changed (STN and LPRNet threads, the
+detector's threads, yolo instances); for each, a local server is started, the photo's file sent at each
+concurrency, and the p50 latency and throughput printed. The settings run in turn, twice over (A B C ... A B C ...),
+so that a drift in the machine's load shows as a difference between a setting's two rounds.
+
+    poetry run python scripts/compare_threads.py ../shared/data/samples/car.jpg [--requests 30] \
+        [--concurrency 1 2 4] [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import socket
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from plates.benchmark import run_requests, summarize
+from plates.client_threads import ThreadLocalClients
+from plates.export import DEFAULT_REPOSITORY
+from plates.retry import NO_RETRY
+from plates.server.launcher import LocalServer
+
+
+@dataclass(frozen=True)
+class Setting:
+    torch_threads: int  # INTRA_OP_THREAD_COUNT of stn and lprnet
+    detector_threads: int  # yolo's `threads`, 0: one per core
+    detectors: int = 1  # yolo instances
+
+    def __str__(self) -> str:
+        detector = self.detector_threads or "a thread per core"
+        return f"stn, lprnet threads {self.torch_threads}; yolo threads {detector}, instances {self.detectors}"
+
+    def edits(self) -> dict[str, list[tuple[str, str]]]:
+        """model -> (pattern in its config.pbtxt, replacement)"""
+        torch = [(r'(key: "INTRA_OP_THREAD_COUNT", value: \{ string_value: )"\d+"', rf'\1"{self.torch_threads}"')]
+        return {
+            "stn": torch,
+            "lprnet": torch,
+            "yolo": [
+                (r'(key: "threads", value: \{ string_value: )"\d+"', rf'\1"{self.detector_threads}"'),
+                (r"count: \d+", f"count: {self.detectors}"),
+            ],
+        }
+
+
+SETTINGS = (Setting(2, 0), Setting(1, 0), Setting(1, 1), Setting(1, 1, 2))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def repository_with(setting: Setting, target: Path) -> Path:
+    """A copy of the model repository (its files linked) with the configs changed to `setting`."""
+    shutil.copytree(
+        DEFAULT_REPOSITORY,
+        target,
+        copy_function=lambda source, copy: Path(copy).symlink_to(Path(source).resolve()),
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    for model, edits in setting.edits().items():
+        config = target / model / "config.pbtxt"
+        text = config.read_text()
+        for pattern, replacement in edits:
+            text, count = re.subn(pattern, replacement, text, count=1)
+            if count != 1:
+                raise SystemExit(f"{model}: {pattern!r} is not in its config")
+        config.unlink()
+        config.write_text(text)
+    return target
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("photo")
+    parser.add_argument("--requests", type=int, default=30, help="per concurrency level and setting (default 30)")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    data = Path(args.photo).read_bytes()
+    with tempfile.TemporaryDirectory(prefix="plates-threads-") as scratch:
+        repositories = {
+            setting: repository_with(setting, Path(scratch) / f"repository{i}") for i, setting in enumerate(SETTINGS)
+        }
+        for round in range(1, args.rounds + 1):
+            for setting, repository in repositories.items():
+                log = Path(scratch) / "triton.log"
+                server = LocalServer(repository, free_port(), free_port(), free_port(), log_file=log).start()
+                try:
+                    with ThreadLocalClients(server.url, timeout=60, retry=NO_RETRY) as clients:
+                        for _ in range(3):
+                            clients.recognize(data)
+                        levels = []
+                        for concurrency in args.concurrency:
+                            outcomes = run_requests(lambda: clients.recognize(data), args.requests, concurrency)
+                            latency = summarize(outcomes.accepted, outcomes.seconds)
+                            refused = f", {len(outcomes.refused)} refused" if outcomes.refused else ""
+                            levels.append(
+                                f"c={concurrency} p50 {latency.p50_ms:.0f} ms {latency.throughput:.1f}/s{refused}"
+                            )
+                finally:
+                    server.stop()
+                print(f"round {round}, {setting}: " + "; ".join(levels), flush=True)
+
+
+if __name__ == "__main__":
+    main()
