@@ -90,13 +90,15 @@ def sharpen(image: np.ndarray) -> np.ndarray:
 
 @functools.lru_cache
 def _blocks(size: int, frame_size: int) -> tuple[int, int, bool]:
-    """A side of `size` photo pixels resized to `frame_size` goes in blocks: every `period` photo pixels become
-    `frame_period` frame pixels, read from no pixel of another block. And whether some block's first sample rounds
-    down into the block before, in which case a resize that starts at a block samples otherwise than the whole."""
+    """How cv2.resize maps a side of `size` photo pixels onto `frame_size`: in blocks, every `period` photo pixels
+    becoming `frame_period` frame pixels that read no photo pixel of another block, so that resizing whole blocks
+    gives the whole resize's pixels; unless `rounds_down`: some block's first frame pixel reads the block before."""
     divisor = math.gcd(size, frame_size)
     period, frame_period = size // divisor, frame_size // divisor
-    # cv2.resize takes frame pixel i from photo pixel floor(i * scale), in floating point with scale as below: at a
-    # block's start the product can fall just short of the whole number (INTER_AREA then samples the pixel before).
+    # Unless both sides shrink, INTER_AREA reads frame pixel i from photo pixel floor(i * scale) (and the next),
+    # computed in floating point with the scale below (the same for whole blocks: same ratio). At a block's start
+    # the product can fall just short of the whole number, where a resize starting at that block has 0. Averaging,
+    # when both sides shrink, does not round so, but is treated alike.
     scale = 1 / (frame_size / size)
     rounds_down = any(math.floor(k * frame_period * scale) < k * period for k in range(1, divisor))
     return period, frame_period, rounds_down
