@@ -18,10 +18,16 @@ box, but B840OK197 from the reference box moved a pixel up or down and from the 
 (of the 81 boxes made by moving the detected box's corners by up to a pixel, 56 read C); sigma 4 with amount 0.5,
 or a 15% margin added, read B840OK197 from the reference box or the first detector's (the 15% margin would read 68
 on e2e.json). These settings were chosen on e2e.json and car.jpg themselves: there is no held-out set.
+
+Only each plate's neighbourhood of that frame is made: the region its cuts cover, and the blur's reach when
+sharpening, resized from whole blocks of the photo (pixels that become a whole number of frame pixels and read no
+pixel outside), so the cuts are those of the whole rescaled frame, pixel for pixel.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -33,6 +39,7 @@ DEFAULT_VERTICAL_PAD = 0.2
 REFERENCE_FRAME = (1920, 1080)  # width, height
 SHARPEN_FROM_SCALE = 2.0  # enlargement from which the frame is sharpened
 SHARPEN_SIGMA, SHARPEN_AMOUNT = 3.0, 0.8  # unsharp mask: Gaussian sigma in frame pixels, weight of the detail
+SHARPEN_RADIUS = round(3 * SHARPEN_SIGMA)  # of the Gaussian's kernel: 3 sigma, as OpenCV sizes it for uint8
 
 
 @dataclass(frozen=True)
@@ -48,9 +55,9 @@ def variants(vertical_pads: Sequence[float], horizontal_margins: Sequence[float]
 DEFAULT_VARIANTS = variants((0.1, 0.2, 0.3), (-0.03, 0.0, 0.03, 0.06, 0.1))
 
 
-def crop_box(image: np.ndarray, box: np.ndarray, variant: CropVariant = CropVariant()) -> np.ndarray:
-    """The pixels of `box` (x1, y1, x2, y2) grown as `variant` says, clipped to the image; at least 1x1."""
-    height, width = image.shape[:2]
+def crop_bounds(box: np.ndarray, variant: CropVariant, width: int, height: int) -> tuple[int, int, int, int]:
+    """Left, top, right, bottom of `box` (x1, y1, x2, y2) grown as `variant` says, clipped to width x height; at least
+    1x1."""
     x1, y1, x2, y2 = (float(v) for v in box)
     pad = (y2 - y1) * variant.vertical_pad
     margin = (x2 - x1) * variant.horizontal_margin
@@ -59,6 +66,12 @@ def crop_box(image: np.ndarray, box: np.ndarray, variant: CropVariant = CropVari
     top = int(np.clip(np.floor(y1 - pad), 0, height - 1))
     right = int(np.clip(np.floor(x2), left + 1, width))
     bottom = int(np.clip(np.floor(y2 + pad), top + 1, height))
+    return left, top, right, bottom
+
+
+def crop_box(image: np.ndarray, box: np.ndarray, variant: CropVariant = CropVariant()) -> np.ndarray:
+    """The pixels of `box` (x1, y1, x2, y2) grown as `variant` says, clipped to the image; at least 1x1."""
+    left, top, right, bottom = crop_bounds(box, variant, image.shape[1], image.shape[0])
     return image[top:bottom, left:right]
 
 
@@ -70,21 +83,71 @@ def normalize(crop_bgr: np.ndarray) -> np.ndarray:
 
 
 def sharpen(image: np.ndarray) -> np.ndarray:
-    blurred = cv2.GaussianBlur(image, (0, 0), SHARPEN_SIGMA)
+    kernel = 2 * SHARPEN_RADIUS + 1
+    blurred = cv2.GaussianBlur(image, (kernel, kernel), SHARPEN_SIGMA)
     return cv2.addWeighted(image, 1 + SHARPEN_AMOUNT, blurred, -SHARPEN_AMOUNT, 0)
 
 
-def to_reference_frame(image: np.ndarray, boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The image rescaled to REFERENCE_FRAME (sharpened when much enlarged) and the boxes mapped onto it."""
+@functools.lru_cache
+def _blocks(size: int, frame_size: int) -> tuple[int, int, bool]:
+    """How cv2.resize maps a side of `size` photo pixels onto `frame_size`: in blocks, every `period` photo pixels
+    becoming `frame_period` frame pixels that read no photo pixel of another block, so that resizing whole blocks
+    gives the whole resize's pixels; unless `rounds_down`: some block's first frame pixel reads the block before."""
+    divisor = math.gcd(size, frame_size)
+    period, frame_period = size // divisor, frame_size // divisor
+    # Unless both sides shrink, INTER_AREA reads frame pixel i from photo pixel floor(i * scale) (and the next),
+    # computed in floating point with the scale below (the same for whole blocks: same ratio). At a block's start
+    # the product can fall just short of the whole number, where a resize starting at that block has 0. Averaging,
+    # when both sides shrink, does not round so, but is treated alike.
+    scale = 1 / (frame_size / size)
+    rounds_down = any(math.floor(k * frame_period * scale) < k * period for k in range(1, divisor))
+    return period, frame_period, rounds_down
+
+
+def _source_span(start: int, stop: int, size: int, frame_size: int) -> tuple[slice, int, int]:
+    """The photo's pixels to resize for frame pixels [start, stop): the blocks that hold them (from the photo's edge
+    where a block's first sample rounds down), and the first and stop frame pixels they become."""
+    period, frame_period, rounds_down = _blocks(size, frame_size)
+    first = 0 if rounds_down else start // frame_period
+    last = -(-stop // frame_period)
+    return slice(first * period, last * period), first * frame_period, last * frame_period
+
+
+def _neighbourhood(image: np.ndarray, left: int, top: int, right: int, bottom: int) -> tuple[np.ndarray, int, int]:
+    """Pixels of the photo rescaled to REFERENCE_FRAME (sharpened when much enlarged) that hold the frame's
+    [top:bottom, left:right], and their origin in the frame."""
     height, width = image.shape[:2]
     frame_width, frame_height = REFERENCE_FRAME
     if (width, height) == REFERENCE_FRAME:
-        return image, boxes
-    scaled = cv2.resize(image, REFERENCE_FRAME, interpolation=cv2.INTER_AREA)
-    if min(frame_width / width, frame_height / height) >= SHARPEN_FROM_SCALE:
-        scaled = sharpen(scaled)
+        return image, 0, 0
+    sharpened = min(frame_width / width, frame_height / height) >= SHARPEN_FROM_SCALE
+    if sharpened:
+        # The blur reaches SHARPEN_RADIUS pixels: those around the cuts must be the frame's own. Where the region
+        # meets the frame's edge, the blur reflects it as it does the whole frame's.
+        left, top = max(left - SHARPEN_RADIUS, 0), max(top - SHARPEN_RADIUS, 0)
+        right, bottom = min(right + SHARPEN_RADIUS, frame_width), min(bottom + SHARPEN_RADIUS, frame_height)
+    columns, x, x_stop = _source_span(left, right, width, frame_width)
+    rows, y, y_stop = _source_span(top, bottom, height, frame_height)
+    scaled = cv2.resize(image[rows, columns], (x_stop - x, y_stop - y), interpolation=cv2.INTER_AREA)
+    region = scaled[top - y : bottom - y, left - x : right - x]
+    return (sharpen(region) if sharpened else region), left, top
+
+
+def cut_crops(
+    image: np.ndarray, boxes: np.ndarray, crop_variants: Sequence[CropVariant] = (CropVariant(),)
+) -> list[np.ndarray]:
+    """BGR cuts of the photo rescaled to REFERENCE_FRAME (sharpened when much enlarged) for the boxes `boxes` ([N, 4]
+    in image pixels), the variants of box 0 first: what prepare_crops normalizes."""
+    height, width = image.shape[:2]
+    frame_width, frame_height = REFERENCE_FRAME
     scale = np.array([frame_width / width, frame_height / height] * 2, dtype=np.float32)
-    return scaled, boxes * scale
+    crops = []
+    for box in np.asarray(boxes, dtype=np.float32) * scale:
+        bounds = [crop_bounds(box, variant, frame_width, frame_height) for variant in crop_variants]
+        lefts, tops, rights, bottoms = zip(*bounds)
+        region, x, y = _neighbourhood(image, min(lefts), min(tops), max(rights), max(bottoms))
+        crops += [region[top - y : bottom - y, left - x : right - x] for left, top, right, bottom in bounds]
+    return crops
 
 
 def prepare_crops(
@@ -93,5 +156,4 @@ def prepare_crops(
     """Recognizer inputs for the boxes `boxes` ([N, 4] in image pixels): [N * V, ...], the V variants of box 0 first."""
     if len(boxes) == 0:
         return np.zeros((0, 3, CROP_HEIGHT, CROP_WIDTH), dtype=np.float32)
-    frame, boxes = to_reference_frame(image, np.asarray(boxes, dtype=np.float32))
-    return np.stack([normalize(crop_box(frame, box, variant)) for box in boxes for variant in crop_variants])
+    return np.stack([normalize(crop) for crop in cut_crops(image, boxes, crop_variants)])

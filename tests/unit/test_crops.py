@@ -1,13 +1,21 @@
+import cv2
 import numpy as np
+import pytest
 
+from plates.photos import read_image
 from plates.recognition.crops import (
     CROP_HEIGHT,
     CROP_WIDTH,
+    DEFAULT_VARIANTS,
     REFERENCE_FRAME,
+    SHARPEN_AMOUNT,
+    SHARPEN_FROM_SCALE,
+    SHARPEN_SIGMA,
     CropVariant,
+    _source_span,
     crop_box,
+    cut_crops,
     prepare_crops,
-    to_reference_frame,
     variants,
 )
 
@@ -61,15 +69,84 @@ def _edge_photo(width: int, height: int) -> np.ndarray:
     return image
 
 
-def test_reference_frame_maps_boxes_with_the_photo():
-    frame, boxes = to_reference_frame(_edge_photo(960, 540), np.array([[10, 20, 30, 40]], np.float32))
-    assert frame.shape[:2] == (REFERENCE_FRAME[1], REFERENCE_FRAME[0])
-    np.testing.assert_allclose(boxes, [[20, 40, 60, 80]])
+def test_cuts_map_boxes_onto_the_reference_frame():
+    (cut,) = cut_crops(_edge_photo(960, 540), np.array([[10, 20, 30, 40]], np.float32), [CropVariant(0.0)])
+    assert cut.shape[:2] == (40, 40)  # the box at twice the size: (20, 40, 60, 80)
 
 
-def test_reference_frame_sharpens_a_photo_enlarged_twice_or_more_and_only_that():
+def test_cuts_are_sharpened_from_a_photo_enlarged_twice_or_more_and_only_then():
     # Unsharp masking overshoots at an edge: darker than the dark side, brighter than the bright side.
-    enlarged, _ = to_reference_frame(_edge_photo(960, 540), np.zeros((0, 4), np.float32))
+    (enlarged,) = cut_crops(_edge_photo(960, 540), np.array([[470, 200, 490, 220]], np.float32))
     assert enlarged.min() < 60 and enlarged.max() > 200
-    mildly_enlarged, _ = to_reference_frame(_edge_photo(1600, 900), np.zeros((0, 4), np.float32))
+    (mildly_enlarged,) = cut_crops(_edge_photo(1600, 900), np.array([[790, 400, 810, 420]], np.float32))
     assert mildly_enlarged.min() >= 60 and mildly_enlarged.max() <= 200
+
+
+def test_a_photo_at_the_reference_frame_is_cut_as_it_is():
+    photo = _edge_photo(*REFERENCE_FRAME)
+    cuts = cut_crops(photo, np.array([[900, 500, 1000, 540]], np.float32), DEFAULT_VARIANTS)
+    assert all(np.shares_memory(cut, photo) for cut in cuts)
+
+
+def test_a_neighbourhood_is_resized_from_whole_blocks_of_the_photo():
+    # 780 px become 1920 in blocks of 13 that become 32; frame pixels 200..300 lie in blocks 6 to 9.
+    assert _source_span(200, 300, 780, 1920) == (slice(78, 130), 192, 320)
+    # 1300 px become 1920 in blocks of 65, but the start of some blocks rounds down: resized from the edge.
+    assert _source_span(200, 300, 1300, 1920) == (slice(0, 260), 0, 384)
+
+
+def whole_frame_cuts(image, boxes, crop_variants):
+    """The cuts the way they were first made: the whole photo rescaled to the frame (and sharpened), then cut."""
+    height, width = image.shape[:2]
+    frame = image
+    if (width, height) != REFERENCE_FRAME:
+        frame = cv2.resize(image, REFERENCE_FRAME, interpolation=cv2.INTER_AREA)
+        if min(REFERENCE_FRAME[0] / width, REFERENCE_FRAME[1] / height) >= SHARPEN_FROM_SCALE:
+            blurred = cv2.GaussianBlur(frame, (0, 0), SHARPEN_SIGMA)
+            frame = cv2.addWeighted(frame, 1 + SHARPEN_AMOUNT, blurred, -SHARPEN_AMOUNT, 0)
+    scale = np.array([REFERENCE_FRAME[0] / width, REFERENCE_FRAME[1] / height] * 2, np.float32)
+    return [crop_box(frame, box, variant) for box in np.asarray(boxes, np.float32) * scale for variant in crop_variants]
+
+
+def assert_same_cuts(image, boxes):
+    cuts, expected = cut_crops(image, boxes, DEFAULT_VARIANTS), whole_frame_cuts(image, boxes, DEFAULT_VARIANTS)
+    assert len(cuts) == len(expected) == len(boxes) * len(DEFAULT_VARIANTS)
+    for cut, whole in zip(cuts, expected):
+        np.testing.assert_array_equal(cut, whole)
+
+
+def test_neighbourhood_cuts_are_the_whole_frame_cuts_of_the_sample_car(samples):
+    # The reference box, and the boxes the reference pipeline found (README of the shared data) mapped to the photo.
+    found = np.array([[232, 814, 325, 842], [1097, 661, 1142, 674], [1520, 640, 1568, 653], [1286, 636, 1317, 645]])
+    boxes = np.vstack([[[94, 331, 132, 342]], found * np.array([780 / 1920, 439 / 1080] * 2)])
+    assert_same_cuts(read_image(samples / "car.jpg"), boxes)
+
+
+@pytest.mark.parametrize(
+    ("width", "height"),
+    [
+        (960, 540),  # enlarged 2x: sharpened
+        (500, 232),  # enlarged 3.8x and 4.7x: sharpened
+        (1600, 900),  # enlarged 1.2x
+        (1300, 934),  # enlarged, with block starts that round down
+        (1600, 1200),  # wider, and shorter
+        (700, 1300),  # portrait: enlarged across, shrunk down
+        (3840, 2160),  # shrunk 2x
+        (4032, 3024),  # shrunk, with block starts that round down
+        REFERENCE_FRAME,
+    ],
+)
+def test_neighbourhood_cuts_are_the_whole_frame_cuts(width, height):
+    noise = np.random.default_rng(0).integers(0, 256, (height, width, 3), np.uint8)  # any wrong sample shows
+    boxes = np.array(
+        [
+            [0.4, 0.5, 0.5, 0.55],
+            [0.0, 0.3, 0.1, 0.35],  # on the left edge
+            [0.3, 0.0, 0.4, 0.02],  # on the top edge
+            [0.9, 0.95, 1.0, 1.0],  # in the bottom right corner
+            [-0.02, -0.01, 0.05, 0.03],  # over the top left corner
+            [0.97, 0.2, 1.01, 0.23],  # over the right edge
+            [0.6, 0.6, 0.601, 0.601],  # under a pixel of the photo
+        ]
+    ) * np.array([width, height] * 2)
+    assert_same_cuts(noise, boxes)
