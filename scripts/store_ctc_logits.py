@@ -5,7 +5,8 @@ Runs the project's own pieces in one process: the ONNX detector (model_repositor
 e2e photos, each box cut the DEFAULT_VARIANTS ways, then the served STN and LPRNet (TorchScript). Keeps every cut
 of car.jpg, the cuts of e2e photos whose two likeliest texts are the closest calls, and an even spread of the
 rest, as float16 (tests/unit/data/ctc_logits.npy); the readings (tests/unit/data/ctc_readings.json) are of those
-float16 logits, as the test feeds them. The fixture was made with the pure-Python decoder, before it was sped up.
+float16 logits, as the test feeds them. The committed fixture's readings are those of the decoder before it was
+sped up (numpy's scalar maths, per-frame argsort).
 
     poetry run python scripts/store_ctc_logits.py [--close-calls 50] [--spread 40]
     poetry run python scripts/store_ctc_logits.py --all /tmp/dev_logits.npz
@@ -78,7 +79,7 @@ def main() -> None:
     logits = logits.astype(np.float16)
     readings = read_plates(logits)
     car = [i for i, name in enumerate(names) if name == "samples/car.jpg"]
-    others = sorted(set(range(len(names))) - set(car), key=lambda i: -closeness(readings[i].candidates))
+    others = sorted((i for i in range(len(names)) if i not in car), key=lambda i: -closeness(readings[i].candidates))
     close, rest = others[: args.close_calls], others[args.close_calls :]
     spread = [rest[i] for i in np.unique(np.linspace(0, len(rest) - 1, args.spread).round().astype(int))]
     kept = sorted(car + close + spread)
