@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Callable, Sequence
 
 import numpy as np
@@ -11,6 +13,7 @@ from plates.recognition.alphabet import ALPHABET, BLANK
 from plates.recognition.formats import is_plate_prefix, is_valid_plate
 
 DEFAULT_BEAM_WIDTH = 10
+_INDEX = {char: index for index, char in enumerate(ALPHABET)}
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,7 @@ def read_plates(logits: np.ndarray, beam_width: int = DEFAULT_BEAM_WIDTH) -> lis
     readings = []
     for plate in log_softmax(logits.astype(np.float64), axis=1):
         beams = prefix_beam_search(plate, beam_width, is_plate_prefix)
-        readings.append(Reading(tuple((t, float(np.exp(p))) for t, p in beams if is_valid_plate(t))))
+        readings.append(Reading(tuple((t, math.exp(p)) for t, p in beams if is_valid_plate(t))))
     return readings
 
 
@@ -71,11 +74,11 @@ def vote(readings: Sequence[Reading], per_plate: int) -> list[Reading]:
 
 
 def _log_add(a: float, b: float) -> float:
-    if a == -np.inf:
+    if a == -math.inf:
         return b
-    if b == -np.inf:
+    if b == -math.inf:
         return a
-    return max(a, b) + np.log1p(np.exp(-abs(a - b)))
+    return max(a, b) + math.log1p(math.exp(-abs(a - b)))
 
 
 def prefix_beam_search(
@@ -86,33 +89,51 @@ def prefix_beam_search(
     Keeps, at every frame, the `beam_width` likeliest label prefixes that `allowed` accepts, each scored by the
     total probability of all frame paths that collapse to it (not only the best path). Only the
     `labels_per_frame` likeliest labels of a frame extend a prefix: the rest hold too little probability to matter,
-    and skipping them keeps a plate's search to about a millisecond. Returns (text, log probability) pairs,
+    and skipping them keeps a plate's search to a fraction of a millisecond. Returns (text, log probability) pairs,
     likeliest first.
     """
-    # prefix -> (log P(paths ending in blank), log P(paths ending in the prefix's last label))
-    beams: dict[str, tuple[float, float]] = {"": (0.0, -np.inf)}
-    for frame in log_probs.T:
-        likely = [int(i) for i in np.argsort(-frame[:BLANK])[:labels_per_frame]]
+    # Every frame's likeliest labels in one call: the same sort as one frame at a time, so the same picks among ties.
+    likeliest = np.argsort(-log_probs[:BLANK].T, axis=1)[:, :labels_per_frame].tolist()
+    # prefix -> (log P(paths ending in blank), log P(paths ending in the prefix's last label), log P(all its paths))
+    beams: dict[str, tuple[float, float, float]] = {"": (0.0, -math.inf, 0.0)}
+    # Python floats: numpy's scalar maths would cost several times the search itself.
+    for frame, likely in zip(log_probs.T.tolist(), likeliest):
+        # Each beam's paths that stay on its prefix: through a blank, or repeating its last label.
+        stays = [
+            (prefix, blank, total, total + frame[BLANK], label + frame[_INDEX[prefix[-1]]] if prefix else -math.inf)
+            for prefix, (blank, label, total) in beams.items()
+        ]
+        # A beam's prefix scores at least the likelier of its two ways of staying (_log_add never falls below its
+        # larger term), so with a full beam, the next one needs at least the least of those. A prefix no beam holds
+        # is reached by one step only, which is its score: below that floor it cannot make the next beam.
+        floor = -math.inf
+        if len(beams) == beam_width:
+            floor = min((max(blanked, repeated) for *_, blanked, repeated in stays), default=floor)
+        picks = [(ALPHABET[index], frame[index]) for index in likely]
+        # prefix -> [log P(ending in blank), log P(ending in its last label)], in the order prefixes are first
+        # reached, which the stable sort below keeps among equal scores. Paths ending in blank come from the
+        # prefix's own beam only; those ending in its label from it and from the beam one label shorter.
         candidates: dict[str, list[float]] = {}
-
-        def add(prefix: str, blank: float, label: float) -> None:
-            entry = candidates.setdefault(prefix, [-np.inf, -np.inf])
-            entry[0] = _log_add(entry[0], blank)
-            entry[1] = _log_add(entry[1], label)
-
-        for prefix, (blank, label) in beams.items():
-            total = _log_add(blank, label)
-            add(prefix, total + frame[BLANK], -np.inf)
-            if prefix:
-                add(prefix, -np.inf, label + frame[ALPHABET.index(prefix[-1])])
-            for index in likely:
-                char = ALPHABET[index]
-                extended = prefix + char
-                if not allowed(extended):
-                    continue
+        for prefix, blank, total, blanked, repeated in stays:
+            last = prefix[-1:]
+            entry = candidates.get(prefix)
+            if entry is None:
+                candidates[prefix] = [blanked, repeated]
+            else:
+                entry[0] = blanked
+                entry[1] = _log_add(entry[1], repeated)
+            for char, log_prob in picks:
                 # A repeated label needs a blank between: only paths ending in blank extend to it.
-                source = blank if prefix and prefix[-1] == char else total
-                add(extended, -np.inf, source + frame[index])
-        ranked = sorted(candidates.items(), key=lambda item: -_log_add(*item[1]))
-        beams = {prefix: (scores[0], scores[1]) for prefix, scores in ranked[:beam_width]}
-    return [(prefix, _log_add(*scores)) for prefix, scores in beams.items()]
+                step = log_prob + (blank if char == last else total)
+                extended = prefix + char
+                if step < floor and extended not in beams or not allowed(extended):
+                    continue
+                entry = candidates.get(extended)
+                if entry is None:
+                    candidates[extended] = [-math.inf, step]
+                else:
+                    entry[1] = _log_add(entry[1], step)
+        scored = [(prefix, blank, label, _log_add(blank, label)) for prefix, (blank, label) in candidates.items()]
+        scored.sort(key=itemgetter(3), reverse=True)
+        beams = {prefix: (blank, label, total) for prefix, blank, label, total in scored[:beam_width]}
+    return [(prefix, total) for prefix, (_, _, total) in beams.items()]

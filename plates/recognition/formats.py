@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 
-from plates.recognition.alphabet import LETTERS
+from plates.recognition.alphabet import ALPHABET, LETTERS
 
 _L = f"[{LETTERS}]"
 _REGION = "(?:0[1-9]|[1-9][0-9]|[179][0-9]{2})"
@@ -55,12 +56,19 @@ _TEMPLATES = ("LDDDLL", "LLDDD", "LLDDDD", "LDDDD", "DDDDLL", "DDDTDDD")
 _SEQUENCES = tuple(
     tuple(_CLASSES[c] for c in template + region) for template in _TEMPLATES for region in ("DD", "RDD")
 )
+# _FITS[position][char]: the sequences that allow `char` at `position`, as a bit mask (bit i: _SEQUENCES[i]).
+_FITS = tuple(
+    {char: sum(1 << i for i, allowed in enumerate(column) if char in allowed) for char in ALPHABET}
+    for column in itertools.zip_longest(*_SEQUENCES, fillvalue="")
+)
 
 
 @functools.lru_cache(maxsize=65536)
 def is_plate_prefix(text: str) -> bool:
     """Whether some plate format starts with `text`."""
-    return any(
-        len(text) <= len(sequence) and all(c in allowed for c, allowed in zip(text, sequence))
-        for sequence in _SEQUENCES
-    )
+    if len(text) > len(_FITS):
+        return False
+    fits = (1 << len(_SEQUENCES)) - 1
+    for position, char in enumerate(text):
+        fits &= _FITS[position].get(char, 0)
+    return fits != 0

@@ -1,9 +1,14 @@
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from plates.recognition.alphabet import ALPHABET, BLANK, NUM_CLASSES
 from plates.recognition.ctc import Reading, log_softmax, prefix_beam_search, read_plates, vote
 from plates.recognition.formats import is_plate_prefix
+
+DATA = Path(__file__).parent / "data"
 
 
 def indices(text: str) -> list[int]:
@@ -80,6 +85,17 @@ def test_read_plates_lists_every_valid_text_of_the_beam_likeliest_first():
     assert reading.text == "B840CK197" and reading.confidence == reading.candidates[0][1]
     scores = [score for _, score in reading.candidates]
     assert scores == sorted(scores, reverse=True) and sum(scores) <= 1.0
+
+
+def test_read_plates_reads_stored_cuts_as_the_pure_python_decoder_did():
+    # Real cuts and their readings by the first decoder (scripts/store_ctc_logits.py): car.jpg's, the closest calls
+    # between two texts (where a change in tie order or rounding would show), and a spread of the rest.
+    expected = [cut["candidates"] for cut in json.loads((DATA / "ctc_readings.json").read_text())]
+    readings = read_plates(np.load(DATA / "ctc_logits.npy"))
+    assert len(readings) == len(expected)
+    for reading, candidates in zip(readings, expected):
+        assert [text for text, _ in reading.candidates] == [text for text, _ in candidates]
+        assert [p for _, p in reading.candidates] == pytest.approx([p for _, p in candidates], rel=1e-9, abs=0)
 
 
 def read(*candidates: tuple[str, float]) -> Reading:
