@@ -78,7 +78,7 @@ def main() -> None:
             looks = [vote([p[c] for c in cuts], size)[0] for p in plates]
             for min_score in MIN_SCORES:
                 look = FirstLook(cuts, min_score)
-                settled = [look.settles([p[c] for c in cuts], looked) for p, looked in zip(plates, looks)]
+                settled = [look.decides([p[c] for c in cuts], looked) for p, looked in zip(plates, looks)]
                 if all(shown(looked, threshold) == text for looked, text, s in zip(looks, today, settled) if s):
                     read = sum(size if s else per_plate for s in settled) / len(plates)
                     kept.append((read, cuts, min_score, sum(settled)))
@@ -87,7 +87,7 @@ def main() -> None:
     for read, cuts, min_score, settled in kept[: args.top]:
         print(
             f"  cuts {' '.join(map(str, cuts))}, min_score {min_score}: {read:.2f} cuts per plate, "
-            f"{settled} of {len(plates)} plates settled by the first look"
+            f"{settled} of {len(plates)} plates decided by the first look (settled or given up)"
         )
 
 

@@ -42,13 +42,22 @@ class Plates:
 class FirstLook:
     """Read these of each plate's cuts first (indices into its cuts, in the order yolo cuts them), and its other cuts
     only where they do not settle the plate: where they read different texts, or their vote scores below
-    `min_score`. A plate they settle gets their vote, the text the vote over all its cuts would give."""
+    `min_score`. A plate they settle gets their vote, the text the vote over all its cuts would give. A plate in
+    which none of them finds any plate text is given up: text "" and no candidates, as the vote over all its cuts
+    would blank it."""
 
     cuts: tuple[int, ...]
     min_score: float
 
     def settles(self, readings: Sequence[Reading], voted: Reading) -> bool:
         return len({r.text for r in readings}) == 1 and voted.text != "" and voted.confidence >= self.min_score
+
+    def gives_up(self, readings: Sequence[Reading]) -> bool:
+        return not any(r.candidates for r in readings)
+
+    def decides(self, readings: Sequence[Reading], voted: Reading) -> bool:
+        """Whether the first look is the plate's reading: it settles the plate or gives it up."""
+        return self.settles(readings, voted) or self.gives_up(readings)
 
 
 @dataclass(frozen=True)
@@ -110,7 +119,7 @@ def request_image(pixels: torch.Tensor | None, encoded: np.ndarray | None, devic
 
 def read_cuts(infer: Infer, crops: torch.Tensor, plates: int, settings: RecognitionSettings) -> list[Reading]:
     """One reading per plate from its crops (`plates` plates, each cut the same number of ways, box by box): the
-    vote of all its cuts, or of its first look where that settles it."""
+    vote of all its cuts, or of its first look where that decides it."""
     per_plate = crops.shape[0] // plates
 
     def read(cuts: list[int] | None) -> list[Reading]:
@@ -134,7 +143,7 @@ def read_cuts(infer: Infer, crops: torch.Tensor, plates: int, settings: Recognit
     by_cut.update(zip(first, read(first)))
     firsts = [[by_cut[index] for index in cuts_of(plate, look.cuts)] for plate in range(plates)]
     looks = [vote(readings, len(readings))[0] for readings in firsts]
-    unsettled = [plate for plate in range(plates) if not look.settles(firsts[plate], looks[plate])]
+    unsettled = [plate for plate in range(plates) if not look.decides(firsts[plate], looks[plate])]
     rest = [index for plate in unsettled for index in cuts_of(plate, range(per_plate)) if index not in by_cut]
     if rest:
         by_cut.update(zip(rest, read(rest)))

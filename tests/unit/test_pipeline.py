@@ -188,10 +188,18 @@ def test_a_first_look_scored_under_its_minimum_reads_every_cut():
     assert_same_plates(plates, recognize_cuts(CutModels(cuts)))
 
 
-def test_a_first_look_that_reads_no_valid_text_reads_every_cut():
-    models = CutModels([[("B840", 5.0), ("B840", 5.0), SURE]])
+def test_a_first_look_where_one_cut_reads_no_plate_reads_every_cut():
+    models = CutModels([[("B840", 5.0), SURE, SURE]])
     plates = recognize_cuts(models, FirstLook((0, 1), 0.0))
     assert sorted(models.read) == [0, 1, 2] and plates.texts == ["B840CK197"]
+
+
+def test_a_first_look_that_finds_no_plate_text_at_all_gives_the_plate_up():
+    models = CutModels([[("B840", 5.0), ("1", 5.0), SURE]])
+    plates = recognize_cuts(models, FirstLook((0, 1), 0.0))
+    assert sorted(models.read) == [0, 1]
+    assert plates.texts == [""] and plates.text_scores.tolist() == [0.0]
+    assert plates.candidates.tolist() == [["", "", ""]]
 
 
 def test_the_first_look_reads_the_rest_only_of_the_plates_it_leaves_open_in_batches():
