@@ -57,6 +57,9 @@ def server_environment() -> dict[str, str]:
     # The stub embeds Python in isolated mode: it ignores PYTHONPATH, but derives its prefix from the first
     # `python3` on PATH, and so takes this interpreter's virtual environment when its bin/ comes first.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    # PyTorch's OpenMP threads sleep when idle instead of spinning on the cores the other models' processes need, as
+    # in the serving image (its Dockerfile sets the same).
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     return env
 
 

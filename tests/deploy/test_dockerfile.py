@@ -264,3 +264,10 @@ def test_compose_services_use_only_known_keys():
                "restart", "read_only", "tmpfs"}  # fmt: skip
     for name, service in raw["services"].items():
         assert set(service) <= allowed, f"{name}: unexpected keys {set(service) - allowed}"
+
+
+def test_the_image_and_plates_serve_let_openmp_threads_sleep_when_idle():
+    from plates.server.launcher import server_environment
+
+    assert re.search(r"^\s*OMP_WAIT_POLICY=PASSIVE\s*$", (ROOT / "Dockerfile").read_text(), re.MULTILINE)
+    assert server_environment()["OMP_WAIT_POLICY"] == "PASSIVE"
