@@ -1,11 +1,12 @@
-"""Threads and instances: the served pipeline under each setting, timed on the same photo in the same run.
+"""The first look, threads and instances: the served pipeline under each setting, timed on the same photo in the
+same run.
 
-Each setting is a copy of the model repository with a few config lines changed (STN and LPRNet threads, the
-detector's threads, yolo instances); for each, a local server is started, the photo's file sent at each
-concurrency, and the p50 latency and throughput printed. The settings run in turn, twice over (A B C ... A B C ...),
-so that a drift in the machine's load shows as a difference between a setting's two rounds.
+Each setting is a copy of the model repository with a few config lines changed (the first look on or off, STN and
+LPRNet threads, the detector's threads, yolo instances); for each, a local server is started, the photo's file sent
+at each concurrency, and the p50 latency and throughput printed. The settings run in turn, twice over (A B C ...
+A B C ...), so that a drift in the machine's load shows as a difference between a setting's two rounds.
 
-    poetry run python scripts/compare_threads.py ../shared/data/samples/car.jpg [--requests 30] \
+    poetry run python scripts/compare_settings.py ../shared/data/samples/car.jpg [--requests 30] \
         [--concurrency 1 2 4] [--rounds 2]
 """
 
@@ -22,8 +23,11 @@ from pathlib import Path
 from plates.benchmark import run_requests, summarize
 from plates.client_threads import ThreadLocalClients
 from plates.export import DEFAULT_REPOSITORY
-from plates.retry import NO_RETRY
+from plates.retry import NO_RETRY, RetryPolicy
 from plates.server.launcher import LocalServer
+
+
+FIRST_LOOK_CUTS = r'(key: "first_look_cuts", value: \{ string_value: )"[\d ]+"'
 
 
 @dataclass(frozen=True)
@@ -31,15 +35,20 @@ class Setting:
     torch_threads: int  # INTRA_OP_THREAD_COUNT of stn and lprnet
     detector_threads: int  # yolo's `threads`, 0: one per core
     detectors: int = 1  # yolo instances
+    first_look: bool = True  # False: every cut of every plate is read
 
     def __str__(self) -> str:
         detector = self.detector_threads or "a thread per core"
-        return f"stn, lprnet threads {self.torch_threads}; yolo threads {detector}, instances {self.detectors}"
+        return (
+            f"first look {'on' if self.first_look else 'off'}, stn and lprnet threads {self.torch_threads}, "
+            f"yolo threads {detector}, yolo instances {self.detectors}"
+        )
 
     def edits(self) -> dict[str, list[tuple[str, str]]]:
         """model -> (pattern in its config.pbtxt, replacement)"""
         torch = [(r'(key: "INTRA_OP_THREAD_COUNT", value: \{ string_value: )"\d+"', rf'\1"{self.torch_threads}"')]
         return {
+            "plate_recognition": [] if self.first_look else [(FIRST_LOOK_CUTS, r'\1""')],
             "stn": torch,
             "lprnet": torch,
             "yolo": [
@@ -49,7 +58,14 @@ class Setting:
         }
 
 
-SETTINGS = (Setting(2, 0), Setting(1, 0), Setting(1, 1), Setting(1, 1, 2))
+SETTINGS = (
+    Setting(2, 0, first_look=False),
+    Setting(2, 0),
+    Setting(1, 0, first_look=False),
+    Setting(1, 0),
+    Setting(1, 1),
+    Setting(1, 1, 2),
+)
 
 
 def free_port() -> int:
@@ -86,6 +102,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     data = Path(args.photo).read_bytes()
+    backoff = RetryPolicy()
     with tempfile.TemporaryDirectory(prefix="plates-threads-") as scratch:
         repositories = {
             setting: repository_with(setting, Path(scratch) / f"repository{i}") for i, setting in enumerate(SETTINGS)
@@ -100,11 +117,15 @@ def main() -> None:
                             clients.recognize(data)
                         levels = []
                         for concurrency in args.concurrency:
-                            outcomes = run_requests(lambda: clients.recognize(data), args.requests, concurrency)
+                            # A refused thread waits as PlatesClient would before retrying, as in plates bench.
+                            outcomes = run_requests(
+                                lambda: clients.recognize(data), args.requests, concurrency, pause=backoff.pause
+                            )
                             latency = summarize(outcomes.accepted, outcomes.seconds)
-                            refused = f", {len(outcomes.refused)} refused" if outcomes.refused else ""
+                            refused = f" ({len(outcomes.refused)} refused)" if outcomes.refused else ""
                             levels.append(
-                                f"c={concurrency} p50 {latency.p50_ms:.0f} ms {latency.throughput:.1f}/s{refused}"
+                                f"c={concurrency} p50 {latency.p50_ms:.0f} ms, "
+                                f"{latency.throughput:.1f} photos/s{refused}"
                             )
                 finally:
                     server.stop()
