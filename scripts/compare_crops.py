@@ -19,7 +19,6 @@ import json
 import statistics
 import time
 
-import cv2
 import numpy as np
 import torch
 
@@ -31,33 +30,16 @@ from plates.recognition.crops import (
     CROP_WIDTH,
     DEFAULT_VARIANTS,
     REFERENCE_FRAME,
-    SHARPEN_AMOUNT,
-    SHARPEN_FROM_SCALE,
-    SHARPEN_SIGMA,
-    crop_box,
     cut_crops,
     normalize,
     prepare_crops,
+    whole_frame_cuts,
 )
 from plates.recognition.ctc import read_plates, vote
 from plates.weights import PROJECT_ROOT
 
 SHARED = PROJECT_ROOT.parent / "shared" / "data"
 MODELS = PROJECT_ROOT / "model_repository"
-
-
-def whole_frame_cuts(image: np.ndarray, boxes: np.ndarray) -> list[np.ndarray]:
-    """The cuts the way they were first made: the whole photo rescaled to the frame (and sharpened), then cut."""
-    height, width = image.shape[:2]
-    frame = image
-    if (width, height) != REFERENCE_FRAME:
-        frame = cv2.resize(image, REFERENCE_FRAME, interpolation=cv2.INTER_AREA)
-        if min(REFERENCE_FRAME[0] / width, REFERENCE_FRAME[1] / height) >= SHARPEN_FROM_SCALE:
-            blurred = cv2.GaussianBlur(frame, (0, 0), SHARPEN_SIGMA)
-            frame = cv2.addWeighted(frame, 1 + SHARPEN_AMOUNT, blurred, -SHARPEN_AMOUNT, 0)
-    scale = np.array([REFERENCE_FRAME[0] / width, REFERENCE_FRAME[1] / height] * 2, np.float32)
-    boxes = np.asarray(boxes, np.float32) * scale
-    return [crop_box(frame, box, variant) for box in boxes for variant in DEFAULT_VARIANTS]
 
 
 def whole_frame_crops(image: np.ndarray, boxes: np.ndarray) -> np.ndarray:

@@ -133,6 +133,22 @@ def _neighbourhood(image: np.ndarray, left: int, top: int, right: int, bottom: i
     return (sharpen(region) if sharpened else region), left, top
 
 
+def whole_frame_cuts(
+    image: np.ndarray, boxes: np.ndarray, crop_variants: Sequence[CropVariant] = DEFAULT_VARIANTS
+) -> list[np.ndarray]:
+    """The definition `cut_crops` keeps to pixel for pixel, the slow way: the whole photo rescaled to REFERENCE_FRAME
+    (and sharpened, with OpenCV's own kernel for SHARPEN_SIGMA), then cut. For tests and scripts/compare_crops.py."""
+    height, width = image.shape[:2]
+    frame = image
+    if (width, height) != REFERENCE_FRAME:
+        frame = cv2.resize(image, REFERENCE_FRAME, interpolation=cv2.INTER_AREA)
+        if min(REFERENCE_FRAME[0] / width, REFERENCE_FRAME[1] / height) >= SHARPEN_FROM_SCALE:
+            blurred = cv2.GaussianBlur(frame, (0, 0), SHARPEN_SIGMA)
+            frame = cv2.addWeighted(frame, 1 + SHARPEN_AMOUNT, blurred, -SHARPEN_AMOUNT, 0)
+    scale = np.array([REFERENCE_FRAME[0] / width, REFERENCE_FRAME[1] / height] * 2, np.float32)
+    return [crop_box(frame, box, variant) for box in np.asarray(boxes, np.float32) * scale for variant in crop_variants]
+
+
 def cut_crops(
     image: np.ndarray, boxes: np.ndarray, crop_variants: Sequence[CropVariant] = (CropVariant(),)
 ) -> list[np.ndarray]:

@@ -1,4 +1,3 @@
-import cv2
 import numpy as np
 import pytest
 
@@ -8,15 +7,13 @@ from plates.recognition.crops import (
     CROP_WIDTH,
     DEFAULT_VARIANTS,
     REFERENCE_FRAME,
-    SHARPEN_AMOUNT,
-    SHARPEN_FROM_SCALE,
-    SHARPEN_SIGMA,
     CropVariant,
     _source_span,
     crop_box,
     cut_crops,
     prepare_crops,
     variants,
+    whole_frame_cuts,
 )
 
 
@@ -93,19 +90,6 @@ def test_a_neighbourhood_is_resized_from_whole_blocks_of_the_photo():
     assert _source_span(200, 300, 780, 1920) == (slice(78, 130), 192, 320)
     # 1300 px become 1920 in blocks of 65, but the start of some blocks rounds down: resized from the edge.
     assert _source_span(200, 300, 1300, 1920) == (slice(0, 260), 0, 384)
-
-
-def whole_frame_cuts(image, boxes, crop_variants):
-    """The cuts the way they were first made: the whole photo rescaled to the frame (and sharpened), then cut."""
-    height, width = image.shape[:2]
-    frame = image
-    if (width, height) != REFERENCE_FRAME:
-        frame = cv2.resize(image, REFERENCE_FRAME, interpolation=cv2.INTER_AREA)
-        if min(REFERENCE_FRAME[0] / width, REFERENCE_FRAME[1] / height) >= SHARPEN_FROM_SCALE:
-            blurred = cv2.GaussianBlur(frame, (0, 0), SHARPEN_SIGMA)
-            frame = cv2.addWeighted(frame, 1 + SHARPEN_AMOUNT, blurred, -SHARPEN_AMOUNT, 0)
-    scale = np.array([REFERENCE_FRAME[0] / width, REFERENCE_FRAME[1] / height] * 2, np.float32)
-    return [crop_box(frame, box, variant) for box in np.asarray(boxes, np.float32) * scale for variant in crop_variants]
 
 
 def assert_same_cuts(image, boxes):
