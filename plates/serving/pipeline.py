@@ -135,6 +135,7 @@ def read_cuts(infer: Infer, crops: torch.Tensor, plates: int, settings: Recognit
             f"model 'plate_recognition': parameter 'first_look_cuts' names cut {max(look.cuts)}, but yolo cuts "
             f"each plate {per_plate} ways (cuts 0 to {per_plate - 1})"
         )
+
     def cuts_of(plate: int, cuts: Sequence[int]) -> list[int]:
         return [plate * per_plate + cut for cut in cuts]
 
@@ -143,11 +144,11 @@ def read_cuts(infer: Infer, crops: torch.Tensor, plates: int, settings: Recognit
     by_cut.update(zip(first, read(first)))
     firsts = [[by_cut[index] for index in cuts_of(plate, look.cuts)] for plate in range(plates)]
     looks = [vote(readings, len(readings))[0] for readings in firsts]
-    unsettled = [plate for plate in range(plates) if not look.decides(firsts[plate], looks[plate])]
-    rest = [index for plate in unsettled for index in cuts_of(plate, range(per_plate)) if index not in by_cut]
+    undecided = [plate for plate in range(plates) if not look.decides(firsts[plate], looks[plate])]
+    rest = [index for plate in undecided for index in cuts_of(plate, range(per_plate)) if index not in by_cut]
     if rest:
         by_cut.update(zip(rest, read(rest)))
-    for plate in unsettled:
+    for plate in undecided:
         # Every cut in yolo's order, as when all are read: the same sums, so the same texts and scores.
         looks[plate] = vote([by_cut[index] for index in cuts_of(plate, range(per_plate))], per_plate)[0]
     return looks
