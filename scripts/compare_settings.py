@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
-import socket
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from plates.benchmark import run_requests, summarize
 from plates.client_threads import ThreadLocalClients
 from plates.export import DEFAULT_REPOSITORY
 from plates.retry import NO_RETRY, RetryPolicy
-from plates.server.launcher import LocalServer
+from plates.server.launcher import LocalServer, free_port
 
 
 FIRST_LOOK_CUTS = r'(key: "first_look_cuts", value: \{ string_value: )"[\d ]+"'
@@ -66,12 +65,6 @@ SETTINGS = (
     Setting(1, 1),
     Setting(1, 1, 2),
 )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def repository_with(setting: Setting, target: Path) -> Path:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sys
 import sysconfig
 import tempfile
@@ -22,6 +23,13 @@ from plates.server.process import EXIT_TIMEOUT_S, TritonProcess, new_shm_prefix,
 from plates.weights import PROJECT_ROOT
 
 STAND_IN_BACKENDS = PROJECT_ROOT / "backends"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now, for a server started beside others."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def pytriton_dir() -> Path:

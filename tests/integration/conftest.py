@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 
 import pytest
@@ -11,19 +10,13 @@ import pytest
 from plates.benchmark import model_statistics
 from plates.export import DEFAULT_REPOSITORY, build_model_repository, is_built
 from plates.readiness import normalize_url, wait_for_server
-from plates.server.launcher import LocalServer
+from plates.server.launcher import LocalServer, free_port
 from plates.server.options import ADMIN_KEY_VARIABLE
 
 
 # The admin header's value of the server under test: the local one is started with it, and scripts/test-image.sh
 # starts the container with the same variable.
 ADMIN_KEY = os.environ.setdefault(ADMIN_KEY_VARIABLE, "plates-integration-tests")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="session")

@@ -18,8 +18,9 @@ from plates.readiness import normalize_url, wait_for_server
 from plates.server.health import deep_check
 from plates.server.processes import server_processes
 from plates.server.options import ADMIN_HEADER
+from plates.server.launcher import free_port
 
-from .conftest import ADMIN_KEY, free_port
+from .conftest import ADMIN_KEY
 from .test_serve_command import wait_for_text
 
 CHECK_FAILS_WITHIN_S = 15

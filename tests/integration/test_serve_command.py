@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from plates.readiness import is_ready, wait_for_server
-
-from .conftest import free_port
+from plates.server.launcher import free_port
 
 
 def wait_for_text(path: Path, text: str, process: subprocess.Popen, timeout: float) -> None:

@@ -14,8 +14,8 @@ import time
 import pytest
 
 from plates.cli.main import main
+from plates.server.launcher import free_port
 
-from .conftest import free_port
 from .videos import PLATE_FRAMES, write_plate_video
 
 
