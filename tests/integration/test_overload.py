@@ -64,20 +64,28 @@ def test_plates_client_retries_a_refusal_and_then_reads_the_plate(triton_url, sa
     tries, readings = [], []
     with PlatesClient(triton_url, timeout=60, retry=RetryPolicy(tries=50, max_pause_s=0.5)) as client:
         infer = client._infer
+        stop = threading.Event()
 
         def counted(*args):
             tries.append(1)
-            return infer(*args)
+            try:
+                return infer(*args)
+            except OverloadedError:
+                # The refusal was seen: the burst ends, so that the retries find room. A burst that kept refilling
+                # the queue would starve them instead, as it would any client.
+                stop.set()
+                raise
 
         client._infer = counted
         for _ in range(10):  # until a request was refused at least once
-            # Three photos fill plate_recognition (one served, two waiting) for a few hundred ms; the client's
-            # photo comes while they do, is refused, and gets in by its retries once they are done. A burst that
-            # kept refilling the queue would starve it instead, as it would any client.
-            workers, _ = burst(triton_url, image, 3, 1)
-            time.sleep(0.05)
+            # Six senders, each sending again as soon as it is answered, keep plate_recognition's queue (one served,
+            # two waiting) full however fast a photo is read; the client's photo comes while they do.
+            stop.clear()
+            workers, _ = burst(triton_url, image, 6, 200, stop)
+            time.sleep(0.2)
             before = len(tries)
             readings.append(client.recognize(image))
+            stop.set()
             for thread in workers:
                 thread.join(timeout=120)
             if len(tries) - before > 1:
