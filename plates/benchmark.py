@@ -55,6 +55,36 @@ def summarize(latencies_s: list[float], seconds: float) -> Latency:
     return Latency(len(ms), seconds, float(p50), float(p90), float(p99), float(ms.mean()))
 
 
+class DetectorAlone:
+    """The detector model called directly with a photo's pixels, as the orchestrator calls it, over the HTTP the
+    pipeline's clients use: what the pipeline costs beyond its detector, served against served."""
+
+    MODEL = "yolo"
+    OUTPUTS = ("output__0", "output__1", "output__2")
+
+    def __init__(self, url: str, timeout: float) -> None:
+        import tritonclient.http as httpclient
+
+        self._http = httpclient
+        host = normalize_url(url).split("://", 1)[1]
+        self._client = httpclient.InferenceServerClient(host, connection_timeout=timeout, network_timeout=timeout)
+        self._outputs = [httpclient.InferRequestedOutput(name, binary_data=True) for name in self.OUTPUTS]
+
+    def detect(self, pixels: np.ndarray) -> None:
+        tensor = self._http.InferInput("input__0", list(pixels.shape), "UINT8")
+        tensor.set_data_from_numpy(pixels)
+        self._client.infer(self.MODEL, [tensor], outputs=self._outputs)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> "DetectorAlone":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def model_statistics(url: str, model: str) -> dict:
     """Triton's statistics of `model` (all versions), as its HTTP endpoint gives them."""
     with urllib.request.urlopen(f"{normalize_url(url)}/v2/models/{model}/stats", timeout=10) as response:
@@ -204,18 +234,31 @@ class SideBySide:
     served: list[float] = field(default_factory=list)  # seconds per request, send to answer
     in_process: list[float] = field(default_factory=list)
     stages: list[dict[str, float]] = field(default_factory=list)  # seconds per stage, per in-process run
+    # With the detector alone: the photo's pixels sent to the pipeline, and to the detector model directly.
+    served_pixels: list[float] = field(default_factory=list)
+    detector_served: list[float] = field(default_factory=list)
 
 
-def side_by_side(serve: Callable[[], object], run: Callable[[], dict[str, float]], requests: int) -> SideBySide:
+def side_by_side(
+    serve: Callable[[], object],
+    run: Callable[[], dict[str, float]],
+    requests: int,
+    detector: tuple[Callable[[], object], Callable[[], object]] | None = None,
+) -> SideBySide:
     """Time `serve()` and `run()` (which returns its seconds per stage) `requests` times each, one after the
-    other."""
+    other; with `detector` (the pipeline served the photo's pixels, the detector model served them alone), those
+    two as well, in the same turns."""
     result = SideBySide()
+    calls = [(serve, result.served), (run, result.in_process)]
+    if detector is not None:
+        calls += [(detector[0], result.served_pixels), (detector[1], result.detector_served)]
     for _ in range(requests):
-        for call, times in ((serve, result.served), (run, result.in_process)):
+        for call, times in calls:
             start = time.perf_counter()
-            stages = call()
+            answer = call()
             times.append(time.perf_counter() - start)
-        result.stages.append(stages)
+            if call is run:
+                result.stages.append(answer)
     return result
 
 
@@ -225,12 +268,19 @@ def format_side_by_side(name: str, result: SideBySide) -> str:
         f"{stage} {np.median([s[stage] for s in result.stages]) * 1000.0:.1f}" for stage in result.stages[0]
     )
     detector = float(np.median([s["detector"] for s in result.stages])) * 1000.0
-    return (
+    lines = [
         f"{name}: served and in one process, alternately, {len(result.served)} each: p50 {served:.1f} ms served, "
         f"{local:.1f} ms in one process; serving adds {(served / local - 1) * 100:+.1f} %; "
-        f"served takes {served / detector:.2f} times the detector alone\n"
-        f"  in one process, p50 per stage in ms: {stages}"
-    )
+        f"served takes {served / detector:.2f} times the detector stage in one process",
+        f"  in one process, p50 per stage in ms: {stages}",
+    ]
+    if result.detector_served:
+        pipeline, alone = (float(np.median(t)) * 1000.0 for t in (result.served_pixels, result.detector_served))
+        lines.append(
+            f"  its pixels, served: p50 {pipeline:.1f} ms through the pipeline, {alone:.1f} ms through the detector "
+            f"alone (yolo called directly): the pipeline takes {pipeline / alone:.2f} times the detector alone"
+        )
+    return "\n".join(lines)
 
 
 def format_sweep(levels: dict[int, Outcomes]) -> str:

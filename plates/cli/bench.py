@@ -9,7 +9,8 @@ puts on the wire, side by side. With several levels, the sustainable concurrency
 `--frame WxH` also times each photo resized to that frame and stored as a JPEG, as a camera would send it. Where the
 server runs on this machine, its processes' memory at the start and end (a soak: --duration). `--in-process` also
 runs each photo's file through the same pipeline in this process (the local model repository's models, configs and
-code), alternating with served requests, and prints both p50s side by side, with where the time goes by stage.
+code), alternating with served requests, and prints both p50s side by side, with where the time goes by stage;
+and, in the same turns, the photo's pixels served through the pipeline and through the detector model alone.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import numpy as np
 
 from plates.benchmark import (
     MODELS,
+    DetectorAlone,
     format_outcomes,
     format_run,
     format_side_by_side,
@@ -179,12 +181,18 @@ def compare_in_process(args: argparse.Namespace, photos: dict[str, tuple[bytes, 
     from plates.serving.in_process import InProcessPipeline  # loads torch and the models: only when asked
 
     pipeline = InProcessPipeline(args.repository)
-    with PlatesClient(args.url, timeout=args.timeout, retry=NO_RETRY) as client:
-        for name, (data, _) in photos.items():
+    with PlatesClient(args.url, timeout=args.timeout, retry=NO_RETRY) as client, DetectorAlone(
+        args.url, args.timeout
+    ) as detector:
+        for name, (data, pixels) in photos.items():
             with naming(f"photo {name}"):
                 for _ in range(args.warmup):
                     pipeline.recognize(data)
+                    detector.detect(pixels)
                 result = side_by_side(
-                    lambda: client.recognize(data), lambda: pipeline.recognize(data)[1], args.requests
+                    lambda: client.recognize(data),
+                    lambda: pipeline.recognize(data)[1],
+                    args.requests,
+                    detector=(lambda: client.recognize(pixels), lambda: detector.detect(pixels)),
                 )
             print(format_side_by_side(name, result), flush=True)

@@ -71,9 +71,11 @@ def test_bench_in_process_puts_the_server_beside_the_same_pipeline_in_one_proces
     lines = capsys.readouterr().out.splitlines()
     [both] = [i for i, line in enumerate(lines) if line.startswith("car.jpg: served and in one process, alternately")]
     served = r"p50 [\d.]+ ms served, [\d.]+ ms in one process; serving adds [+-][\d.]+ %"
-    assert re.search(served + r"; served takes [\d.]+ times the detector alone$", lines[both]), lines[both]
+    assert re.search(served + r"; served takes [\d.]+ times the detector stage in one process$", lines[both])
     stages = re.findall(r"(\w+) [\d.]+", lines[both + 1].split(":", 1)[1])
     assert stages == ["decoding", "detector", "crops", "stn", "lprnet", "reading"], lines[both + 1]
+    alone = r"its pixels, served: p50 [\d.]+ ms through the pipeline, [\d.]+ ms through the detector alone"
+    assert re.match(r"  " + alone + r" \(yolo called directly\): the pipeline takes [\d.]+ times", lines[both + 2])
 
 
 def test_photo_without_plates_answers_empty_without_calling_the_recognizer(triton_url, samples):

@@ -225,3 +225,23 @@ def test_side_by_side_alternates_the_two_and_keeps_each_runs_stages():
     text = format_side_by_side("car.jpg", result)
     assert "p50 110.0 ms served, 100.0 ms in one process; serving adds +10.0 %; served takes 5.50 times the " in text
     assert text.endswith("in one process, p50 per stage in ms: detector 20.0, lprnet 10.0"), text
+
+
+def test_side_by_side_with_the_detector_alone_times_the_pixels_both_ways_in_the_same_turns():
+    from plates.benchmark import format_side_by_side, side_by_side
+
+    calls = []
+    result = side_by_side(
+        lambda: calls.append("served"),
+        lambda: calls.append("local") or {"detector": 0.02},
+        2,
+        detector=(lambda: calls.append("pixels"), lambda: calls.append("yolo")),
+    )
+    assert calls == ["served", "local", "pixels", "yolo"] * 2
+    assert result.stages == [{"detector": 0.02}] * 2
+    result.served_pixels, result.detector_served = [0.036, 0.036], [0.030, 0.030]
+    text = format_side_by_side("cat.jpeg", result)
+    assert text.splitlines()[-1] == (
+        "  its pixels, served: p50 36.0 ms through the pipeline, 30.0 ms through the detector alone (yolo called "
+        "directly): the pipeline takes 1.20 times the detector alone"
+    )
