@@ -1,13 +1,15 @@
-"""The first look, threads and instances: the served pipeline under each setting, timed on the same photo in the
-same run.
+"""The first look, threads, instances and plate_recognition's batcher: the served pipeline under each setting, timed
+on the same photo in the same run.
 
 Each setting is a copy of the model repository with a few config lines changed (the first look on or off, STN and
-LPRNet threads, the detector's threads, yolo instances); for each, a local server is started, the photo's file sent
-at each concurrency, and the p50 latency and throughput printed. The settings run in turn, twice over (A B C ...
-A B C ...), so that a drift in the machine's load shows as a difference between a setting's two rounds.
+LPRNet threads, the detector's threads, yolo instances, plate_recognition's dynamic batcher on or off); for each, a
+local server is started (no supervisor: nothing else sends it requests), the photo's file sent at each concurrency,
+and the p50 latency, the throughput and the requests slower than 0.3 s printed. The settings run in turn, twice
+over (A B C ... A B C ...), so that a drift in the machine's load shows as a difference between a setting's two
+rounds.
 
     poetry run python scripts/compare_settings.py ../shared/data/samples/car.jpg [--requests 30] \
-        [--concurrency 1 2 4] [--rounds 2]
+        [--concurrency 1 2 4] [--rounds 2] [--settings 0 3 ...]
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from plates.server.launcher import LocalServer, free_port
 
 
 FIRST_LOOK_CUTS = r'(key: "first_look_cuts", value: \{ string_value: )"[\d ]+"'
+DYNAMIC_BATCHING = r"(?s)\ndynamic_batching \{.*?\n\}\n"
+STALL_S = 0.3  # a request slower than this at concurrency 1 or 2 waited out something, not a photo
 
 
 @dataclass(frozen=True)
@@ -35,19 +39,22 @@ class Setting:
     detector_threads: int  # yolo's `threads`, 0: one per core
     detectors: int = 1  # yolo instances
     first_look: bool = True  # False: every cut of every plate is read
+    batcher: bool = True  # False: plate_recognition without its dynamic batcher (and so without its queue bound)
 
     def __str__(self) -> str:
         detector = self.detector_threads or "a thread per core"
         return (
             f"first look {'on' if self.first_look else 'off'}, stn and lprnet threads {self.torch_threads}, "
             f"yolo threads {detector}, yolo instances {self.detectors}"
+            + ("" if self.batcher else ", plate_recognition without dynamic_batching")
         )
 
     def edits(self) -> dict[str, list[tuple[str, str]]]:
         """model -> (pattern in its config.pbtxt, replacement)"""
         torch = [(r'(key: "INTRA_OP_THREAD_COUNT", value: \{ string_value: )"\d+"', rf'\1"{self.torch_threads}"')]
         return {
-            "plate_recognition": [] if self.first_look else [(FIRST_LOOK_CUTS, r'\1""')],
+            "plate_recognition": ([] if self.first_look else [(FIRST_LOOK_CUTS, r'\1""')])
+            + ([] if self.batcher else [(DYNAMIC_BATCHING, "")]),
             "stn": torch,
             "lprnet": torch,
             "yolo": [
@@ -64,6 +71,8 @@ SETTINGS = (
     Setting(1, 0),
     Setting(1, 1),
     Setting(1, 1, 2),
+    Setting(2, 0),
+    Setting(2, 0, batcher=False),
 )
 
 
@@ -93,12 +102,16 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=30, help="per concurrency level and setting (default 30)")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--settings", type=int, nargs="+", help="which settings to run, by their place in SETTINGS (default all)"
+    )
     args = parser.parse_args()
+    settings = [SETTINGS[i] for i in args.settings] if args.settings else SETTINGS
     data = Path(args.photo).read_bytes()
     backoff = RetryPolicy()
     with tempfile.TemporaryDirectory(prefix="plates-threads-") as scratch:
         repositories = {
-            setting: repository_with(setting, Path(scratch) / f"repository{i}") for i, setting in enumerate(SETTINGS)
+            setting: repository_with(setting, Path(scratch) / f"repository{i}") for i, setting in enumerate(settings)
         }
         for round in range(1, args.rounds + 1):
             for setting, repository in repositories.items():
@@ -116,9 +129,10 @@ def main() -> None:
                             )
                             latency = summarize(outcomes.accepted, outcomes.seconds)
                             refused = f" ({len(outcomes.refused)} refused)" if outcomes.refused else ""
+                            stalls = sum(seconds > STALL_S for seconds in outcomes.accepted)
                             levels.append(
                                 f"c={concurrency} p50 {latency.p50_ms:.0f} ms, "
-                                f"{latency.throughput:.1f} photos/s{refused}"
+                                f"{latency.throughput:.1f} photos/s{refused}, {stalls} over {STALL_S} s"
                             )
                 finally:
                     server.stop()
