@@ -71,7 +71,6 @@ SETTINGS = (
     Setting(1, 0),
     Setting(1, 1),
     Setting(1, 1, 2),
-    Setting(2, 0),
     Setting(2, 0, batcher=False),
 )
 
