@@ -13,8 +13,8 @@ from pathlib import Path
 import torch
 import triton_python_backend_utils as pb_utils
 
-from plates.serving.model_config import ModelConfig, nonnegative_int
-from plates.serving.triton_adapter import error_response, instance_device, to_torch, to_triton
+from plates.serving.model_config import ModelConfig
+from plates.serving.triton_adapter import error_response, instance_device, set_intra_op_threads, to_torch, to_triton
 
 
 class TritonPythonModel:
@@ -26,11 +26,8 @@ class TritonPythonModel:
         filename = config.raw.get("default_model_filename") or "model.pt"
         path = Path(args["model_repository"]) / args["model_version"] / filename
         self.device = instance_device(args)
-        # The real backend's parameter, which it applies to the whole backend (the first model's value wins); here
-        # each model has its own process, so each sets its own.
-        threads = config.parameter("INTRA_OP_THREAD_COUNT", nonnegative_int, default=0)
-        if threads:
-            torch.set_num_threads(threads)
+        # Here each model has its own process, so each sets its own.
+        set_intra_op_threads(config)
         self.model = torch.jit.load(str(path), map_location=self.device).eval()
 
     def execute(self, requests):

@@ -19,8 +19,9 @@ import torch
 
 from plates.export import DEFAULT_REPOSITORY
 from plates.serving.detector_model import DetectorModel
-from plates.serving.model_config import nonnegative_int, read_config
+from plates.serving.model_config import read_config
 from plates.serving.pipeline import Plates, RecognitionSettings, recognize, request_image
+from plates.serving.triton_adapter import set_intra_op_threads
 
 # Where one photo's time goes, in the order it is spent; "reading" is the CTC search and voting, and whatever else
 # plate_recognition does between its calls.
@@ -50,12 +51,7 @@ class InProcessPipeline:
             name: torch.jit.load(str(repository / name / "1" / "model.pt"), map_location=self.device).eval()
             for name in ("stn", "lprnet")
         }
-        # PyTorch's threads are the process's, as in the real backend, where the first model's value wins.
-        threads = read_config(repository / "stn" / "config.pbtxt").parameter(
-            "INTRA_OP_THREAD_COUNT", nonnegative_int, default=0
-        )
-        if threads:
-            torch.set_num_threads(threads)
+        set_intra_op_threads(read_config(repository / "stn" / "config.pbtxt"))
 
     def recognize(self, data: bytes) -> tuple[Plates, dict[str, float]]:
         """The plates of a photo's file, as plate_recognition answers its `image_bytes`, and the seconds each stage

@@ -11,6 +11,7 @@ import torch
 from torch.utils import dlpack
 
 from plates.exceptions import PlatesError
+from plates.serving.model_config import ModelConfig, nonnegative_int
 
 
 def to_torch(tensor: Any) -> torch.Tensor:
@@ -69,3 +70,11 @@ def error_response(pb_utils: Any, model: str, error: BaseException) -> Any:
     else:
         message = f"{model}: internal error: {type(error).__name__}: {error}"
     return pb_utils.InferenceResponse(error=pb_utils.TritonError(message, triton_code(pb_utils, error)))
+
+
+def set_intra_op_threads(config: ModelConfig) -> None:
+    """Run PyTorch on the threads the PyTorch backend's parameter INTRA_OP_THREAD_COUNT says (0 or absent: PyTorch's
+    default). They are the process's: the real backend applies the first model's value to all its models."""
+    threads = config.parameter("INTRA_OP_THREAD_COUNT", nonnegative_int, default=0)
+    if threads:
+        torch.set_num_threads(threads)
