@@ -25,11 +25,13 @@ RUN poetry export --only main --format requirements.txt --output requirements.tx
 FROM ${TRITON_BASE}
 # gpu pins every model to KIND_GPU; cpu builds an image that serves without a GPU. Passed to the convert script.
 ARG INSTANCE_KIND=gpu
-# OpenMP threads (PyTorch's, in the PyTorch backend and the Python stubs) sleep when idle instead of spinning on
-# cores the other models of the same request need (README, Speed: threads and instances).
+# OpenMP threads (PyTorch's, in the PyTorch backend and the Python stubs) spin about 0.1 ms after each parallel
+# region, across the gaps between one forward pass's operators, then sleep instead of spinning on cores the other
+# models of the same request need (plates.server.launcher.OPENMP_ENVIRONMENT; README, Speed: threads and instances).
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
-    OMP_WAIT_POLICY=PASSIVE
+    OMP_WAIT_POLICY=PASSIVE \
+    GOMP_SPINCOUNT=10000
 
 # opencv-python needs libGL and GLib, which the Triton image lacks. Not pinned to a version: the same file builds
 # on NGC's Ubuntu 22.04 and on the Debian 12 stand-in, which share no version string, and each release's archive

@@ -1,9 +1,9 @@
-"""The first look, threads, instances and plate_recognition's batcher: the served pipeline under each setting, timed
-on the same photo in the same run.
+"""The first look, threads, instances, plate_recognition's batcher and OpenMP's spin: the served pipeline under each
+setting, timed on the same photo in the same run.
 
 Each setting is a copy of the model repository with a few config lines changed (the first look on or off, STN and
-LPRNet threads, the detector's threads, yolo instances, plate_recognition's dynamic batcher on or off); for each, a
-local server is started (no supervisor: nothing else sends it requests), the photo's file sent at each concurrency,
+LPRNet threads, the detector's threads, yolo instances, plate_recognition's dynamic batcher on or off), and the
+server's GOMP_SPINCOUNT where it names one; for each, a local server is started (no supervisor: nothing else sends it requests), the photo's file sent at each concurrency,
 and the p50 latency, the throughput and the requests slower than 0.3 s printed. The settings run in turn, twice
 over (A B C ... A B C ...), so that a drift in the machine's load shows as a difference between a setting's two
 rounds.
@@ -15,11 +15,14 @@ rounds.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from plates.benchmark import run_requests, summarize
 from plates.client_threads import ThreadLocalClients
@@ -40,6 +43,7 @@ class Setting:
     detectors: int = 1  # yolo instances
     first_look: bool = True  # False: every cut of every plate is read
     batcher: bool = True  # False: plate_recognition without its dynamic batcher (and so without its queue bound)
+    omp_spin: int | None = None  # GOMP_SPINCOUNT for the server's processes; None: plates serve's own
 
     def __str__(self) -> str:
         detector = self.detector_threads or "a thread per core"
@@ -47,6 +51,7 @@ class Setting:
             f"first look {'on' if self.first_look else 'off'}, stn and lprnet threads {self.torch_threads}, "
             f"yolo threads {detector}, yolo instances {self.detectors}"
             + ("" if self.batcher else ", plate_recognition without dynamic_batching")
+            + ("" if self.omp_spin is None else f", OpenMP threads spin {self.omp_spin} turns before sleeping")
         )
 
     def edits(self) -> dict[str, list[tuple[str, str]]]:
@@ -72,6 +77,9 @@ SETTINGS = (
     Setting(1, 1),
     Setting(1, 1, 2),
     Setting(2, 0, batcher=False),
+    Setting(2, 0, omp_spin=0),
+    Setting(2, 0, omp_spin=1000),
+    Setting(2, 0, omp_spin=10000),
 )
 
 
@@ -95,6 +103,21 @@ def repository_with(setting: Setting, target: Path) -> Path:
     return target
 
 
+@contextmanager
+def spin_count(turns: int | None) -> Iterator[None]:
+    """The server started inside inherits GOMP_SPINCOUNT=`turns` (None: as this process has it)."""
+    before = os.environ.get("GOMP_SPINCOUNT")
+    if turns is not None:
+        os.environ["GOMP_SPINCOUNT"] = str(turns)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("GOMP_SPINCOUNT", None)
+        else:
+            os.environ["GOMP_SPINCOUNT"] = before
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("photo")
@@ -115,7 +138,9 @@ def main() -> None:
         for round in range(1, args.rounds + 1):
             for setting, repository in repositories.items():
                 log = Path(scratch) / "triton.log"
-                server = LocalServer(repository, free_port(), free_port(), free_port(), log_file=log).start()
+                server = LocalServer(repository, free_port(), free_port(), free_port(), log_file=log)
+                with spin_count(setting.omp_spin):
+                    server.start()
                 try:
                     with ThreadLocalClients(server.url, timeout=60, retry=NO_RETRY) as clients:
                         for _ in range(3):

@@ -57,6 +57,13 @@ def assemble_backends(target: Path) -> Path:
     return target
 
 
+# PyTorch's OpenMP threads (GNU OpenMP) spin 10,000 turns, about 0.1 ms, after each parallel region, then sleep:
+# awake across the gaps between one forward pass's operators, where waking a sleeping thread on this VM costs more
+# than a small operator (LPRNet on a plate's two cuts: 9.6 ms never spinning, 4.3 ms so), asleep soon after, off the
+# cores the other models' processes need (README, Speed: threads and instances). The image's Dockerfile sets the same.
+OPENMP_ENVIRONMENT = {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "10000"}
+
+
 def server_environment() -> dict[str, str]:
     """Let the wheel's binary find its libraries, and the stub this interpreter's libpython and packages."""
     env = dict(os.environ)
@@ -65,9 +72,8 @@ def server_environment() -> dict[str, str]:
     # The stub embeds Python in isolated mode: it ignores PYTHONPATH, but derives its prefix from the first
     # `python3` on PATH, and so takes this interpreter's virtual environment when its bin/ comes first.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    # PyTorch's OpenMP threads sleep when idle instead of spinning on the cores the other models' processes need, as
-    # in the serving image (its Dockerfile sets the same).
-    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    for name, value in OPENMP_ENVIRONMENT.items():
+        env.setdefault(name, value)
     return env
 
 

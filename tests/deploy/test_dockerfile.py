@@ -266,8 +266,11 @@ def test_compose_services_use_only_known_keys():
         assert set(service) <= allowed, f"{name}: unexpected keys {set(service) - allowed}"
 
 
-def test_the_image_and_plates_serve_let_openmp_threads_sleep_when_idle():
-    from plates.server.launcher import server_environment
+def test_the_image_and_plates_serve_give_openmp_threads_the_same_brief_spin_then_sleep():
+    from plates.server.launcher import OPENMP_ENVIRONMENT, server_environment
 
-    assert re.search(r"^\s*OMP_WAIT_POLICY=PASSIVE\s*$", (ROOT / "Dockerfile").read_text(), re.MULTILINE)
-    assert server_environment()["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert OPENMP_ENVIRONMENT["OMP_WAIT_POLICY"] == "PASSIVE"
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    for name, value in OPENMP_ENVIRONMENT.items():
+        assert re.search(rf"^\s*{name}={value}\s*\\?$", dockerfile, re.MULTILINE), name
+        assert server_environment()[name] == value
