@@ -55,36 +55,6 @@ def summarize(latencies_s: list[float], seconds: float) -> Latency:
     return Latency(len(ms), seconds, float(p50), float(p90), float(p99), float(ms.mean()))
 
 
-class DetectorAlone:
-    """The detector model called directly with a photo's pixels, as the orchestrator calls it, over the HTTP the
-    pipeline's clients use: what the pipeline costs beyond its detector, served against served."""
-
-    MODEL = "yolo"
-    OUTPUTS = ("output__0", "output__1", "output__2")
-
-    def __init__(self, url: str, timeout: float) -> None:
-        import tritonclient.http as httpclient
-
-        self._http = httpclient
-        host = normalize_url(url).split("://", 1)[1]
-        self._client = httpclient.InferenceServerClient(host, connection_timeout=timeout, network_timeout=timeout)
-        self._outputs = [httpclient.InferRequestedOutput(name, binary_data=True) for name in self.OUTPUTS]
-
-    def detect(self, pixels: np.ndarray) -> None:
-        tensor = self._http.InferInput("input__0", list(pixels.shape), "UINT8")
-        tensor.set_data_from_numpy(pixels)
-        self._client.infer(self.MODEL, [tensor], outputs=self._outputs)
-
-    def close(self) -> None:
-        self._client.close()
-
-    def __enter__(self) -> "DetectorAlone":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
 def model_statistics(url: str, model: str) -> dict:
     """Triton's statistics of `model` (all versions), as its HTTP endpoint gives them."""
     with urllib.request.urlopen(f"{normalize_url(url)}/v2/models/{model}/stats", timeout=10) as response:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Sequence
 
 import numpy as np
 
@@ -104,19 +105,26 @@ class PlatesClient:
         self._http = httpclient
         host = self.url.split("://", 1)[1]
         self._client = httpclient.InferenceServerClient(host, connection_timeout=timeout, network_timeout=timeout)
-        self._outputs = [httpclient.InferRequestedOutput(name, binary_data=True) for name in OUTPUTS]
 
     def recognize(self, image: bytes | np.ndarray) -> list[Plate]:
         """The plates of `image`: a photo file's bytes (JPEG or PNG, decoded by the server), or its HWC BGR pixels."""
-        inputs = self.inputs(image)
-        result = call_with_retries(lambda: self._infer(inputs), self.retry, self.timeout)
+        result = self.infer(MODEL, self.inputs(image), OUTPUTS)
         return plates_from_outputs(*(result.as_numpy(name) for name in OUTPUTS))
 
-    def _infer(self, inputs):
+    def infer(self, model: str, inputs: list, outputs: Sequence[str]):
+        """`model`'s `outputs` for `inputs` (tritonclient InferInputs), refusals retried and errors raised as in
+        recognize: one model of the service called directly, as `plates bench` calls the detector alone."""
+        requested = self._requested(outputs)
+        return call_with_retries(lambda: self._infer(model, inputs, requested), self.retry, self.timeout)
+
+    def _requested(self, outputs: Sequence[str]) -> list:
+        return [self._http.InferRequestedOutput(name, binary_data=True) for name in outputs]
+
+    def _infer(self, model, inputs, outputs):
         from tritonclient.utils import InferenceServerException
 
         try:
-            return self._client.infer(MODEL, inputs, outputs=self._outputs)
+            return self._client.infer(model, inputs, outputs=outputs)
         except InferenceServerException as error:
             if str(error.status()) == "400":
                 raise InvalidInputError(f"server rejected the image: {error.message()}") from error
@@ -143,7 +151,9 @@ class PlatesClient:
 
     def request_size(self, image: bytes | np.ndarray) -> int:
         """Bytes of the HTTP request body that sends `image`: what goes on the wire, headers aside."""
-        body, _ = self._http.InferenceServerClient.generate_request_body(self.inputs(image), outputs=self._outputs)
+        body, _ = self._http.InferenceServerClient.generate_request_body(
+            self.inputs(image), outputs=self._requested(OUTPUTS)
+        )
         return len(body)
 
     def close(self) -> None:

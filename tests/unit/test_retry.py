@@ -88,8 +88,9 @@ class Refusing:
     def __init__(self, refusals: int, status: str = "503") -> None:
         self.refusals, self.status, self.calls = refusals, status, 0
 
-    def infer(self, *args, **kwargs):
+    def infer(self, model, inputs, outputs):
         self.calls += 1
+        self.model, self.outputs = model, [output.name() for output in outputs]
         if self.calls <= self.refusals:
             raise InferenceServerException("Exceeds maximum queue size", status=self.status)
         return self
@@ -119,6 +120,14 @@ def test_plates_client_retries_a_503_and_reads_the_answer():
     with client_over(server, RetryPolicy(tries=3, first_pause_s=0.001)) as client:
         [plate] = client.recognize(np.zeros((8, 8, 3), np.uint8))
     assert plate.text == "B840CK197" and server.calls == 3
+
+
+def test_a_model_called_directly_is_retried_the_same_way():
+    # plates bench calls yolo alone; the health checks of plates serve can fill its one-request queue for a moment.
+    server = Refusing(refusals=2)
+    with client_over(server, RetryPolicy(tries=3, first_pause_s=0.001)) as client:
+        client.infer("yolo", client.inputs(np.zeros((8, 8, 3), np.uint8)), ["output__1"])
+    assert server.calls == 3 and server.model == "yolo" and server.outputs == ["output__1"]
 
 
 def test_plates_client_gives_up_with_an_overloaded_error_naming_the_server():
