@@ -24,6 +24,7 @@ import torch
 
 from plates.detection import PlateDetector
 from plates.evaluation import load_yolo
+from plates.export import DEFAULT_REPOSITORY
 from plates.photos import read_image
 from plates.recognition.crops import (
     CROP_HEIGHT,
@@ -39,7 +40,6 @@ from plates.recognition.ctc import read_plates, vote
 from plates.weights import PROJECT_ROOT
 
 SHARED = PROJECT_ROOT.parent / "shared" / "data"
-MODELS = PROJECT_ROOT / "model_repository"
 
 
 def whole_frame_crops(image: np.ndarray, boxes: np.ndarray) -> np.ndarray:
@@ -64,8 +64,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=50, help="prepare_crops calls timed per photo and way")
     args = parser.parse_args()
 
-    detector = PlateDetector(MODELS / "yolo" / "1" / "plate_detector.onnx")
-    stn, lprnet = (torch.jit.load(str(MODELS / name / "1" / "model.pt")).eval() for name in ("stn", "lprnet"))
+    detector = PlateDetector(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx")
+    stn, lprnet = (
+        torch.jit.load(str(DEFAULT_REPOSITORY / name / "1" / "model.pt")).eval() for name in ("stn", "lprnet")
+    )
 
     def texts(crops: np.ndarray) -> list[str]:
         if len(crops) == 0:

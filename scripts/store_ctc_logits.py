@@ -25,13 +25,13 @@ import numpy as np
 import torch
 
 from plates.detection import PlateDetector
+from plates.export import DEFAULT_REPOSITORY
 from plates.photos import read_image
 from plates.recognition.crops import DEFAULT_VARIANTS, prepare_crops
 from plates.recognition.ctc import read_plates
 from plates.weights import PROJECT_ROOT
 
 DATA = PROJECT_ROOT.parent / "shared" / "data"
-REPOSITORY = PROJECT_ROOT / "model_repository"
 FIXTURE = PROJECT_ROOT / "tests" / "unit" / "data"
 
 
@@ -46,9 +46,9 @@ def photos(with_val: bool) -> list[Path]:
 
 def cut_logits(paths: list[Path]) -> tuple[np.ndarray, list[str]]:
     """LPRNet's logits [cuts, classes, time] of every cut of every detected plate, and each cut's photo."""
-    detector = PlateDetector(REPOSITORY / "yolo" / "1" / "plate_detector.onnx")
-    stn = torch.jit.load(str(REPOSITORY / "stn" / "1" / "model.pt"))
-    lprnet = torch.jit.load(str(REPOSITORY / "lprnet" / "1" / "model.pt"))
+    detector = PlateDetector(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx")
+    stn = torch.jit.load(str(DEFAULT_REPOSITORY / "stn" / "1" / "model.pt"))
+    lprnet = torch.jit.load(str(DEFAULT_REPOSITORY / "lprnet" / "1" / "model.pt"))
     logits, names = [], []
     with torch.inference_mode():
         for path in paths:
