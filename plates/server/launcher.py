@@ -59,8 +59,8 @@ def assemble_backends(target: Path) -> Path:
 
 # PyTorch's OpenMP threads (GNU OpenMP) spin 10,000 turns, about 0.1 ms, after each parallel region, then sleep:
 # awake across the gaps between one forward pass's operators, where waking a sleeping thread on this VM costs more
-# than a small operator (LPRNet on a plate's two cuts: 9.6 ms never spinning, 4.3 ms so), asleep soon after, off the
-# cores the other models' processes need (README, Speed: threads and instances). The image's Dockerfile sets the same.
+# than a small operator (LPRNet on car.jpg's two cuts: 8.3 ms never spinning, 3.7 ms so), asleep soon after, off the
+# cores the other models' processes need (README, Speed: OpenMP). The image's Dockerfile sets the same.
 OPENMP_ENVIRONMENT = {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "10000"}
 
 
