@@ -68,6 +68,15 @@ class SubModelError(PlatesError):
     def __init__(self, model: str, message: str) -> None:
         super().__init__(f"model '{model}' failed: {message}")
         self.model = model
+        self.answer = message  # the sub-model's own message
+
+    def input_fault(self, name: str) -> InvalidInputError | None:
+        """The client's error, where the sub-model refused its input `name` as the client sent it (the orchestrator
+        passed it on): the sub-model answers an InvalidInputError as "<model>: <its message>", and those messages
+        begin with the input's name. None for any other error."""
+        mark = f"{self.model}: {name} "
+        at = self.answer.find(mark)
+        return None if at < 0 else InvalidInputError(self.answer[at + len(self.model) + 2 :])
 
 
 # What Triton 2.51 says when a model's queue policy refuses a request: its queue was full, or it waited past the

@@ -17,14 +17,14 @@ import argparse
 import itertools
 from pathlib import Path
 
-import numpy as np
 import torch
 
+from plates.decoding import decode_image
 from plates.evaluation import load_manifest
 from plates.photos import read_photo
 from plates.recognition.ctc import Reading, read_plates, vote
 from plates.serving.in_process import InProcessPipeline
-from plates.serving.pipeline import FirstLook, request_image
+from plates.serving.pipeline import FirstLook
 
 MIN_SCORES = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 
@@ -43,7 +43,7 @@ def every_cut(pipeline: InProcessPipeline, files: list[Path]) -> list[list[Readi
     """Each detected plate's readings, one per cut, in yolo's order."""
     plates = []
     for file in files:
-        image = request_image(None, np.array([read_photo(str(file))], dtype=np.object_), pipeline.device)
+        image = decode_image(read_photo(str(file)), pipeline.device, "image_bytes")
         outputs = pipeline.detector.cut(*pipeline.detector.detect(image))
         if len(outputs["output__1"]) == 0:
             continue

@@ -26,6 +26,7 @@ from plates.serving.model_config import (
 class DetectorModel:
     def __init__(self, config: ModelConfig, version_folder: Path, device: torch.device) -> None:
         config.tensor("input", "input__0", "TYPE_UINT8", [-1, -1, 3])
+        config.tensor("input", "image_bytes", "TYPE_STRING", [1])
         config.tensor("output", "output__0", "TYPE_FP32", [-1, 3, 24, 94])
         config.tensor("output", "output__1", "TYPE_FP32", [-1, 4])
         config.tensor("output", "output__2", "TYPE_FP32", [-1])

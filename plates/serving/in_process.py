@@ -12,7 +12,7 @@ import time
 from collections import defaultdict
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Iterator
 
 import numpy as np
 import torch
@@ -20,7 +20,8 @@ import torch
 from plates.export import DEFAULT_REPOSITORY
 from plates.serving.detector_model import DetectorModel
 from plates.serving.model_config import read_config
-from plates.serving.pipeline import Plates, RecognitionSettings, recognize, request_image
+from plates.serving.photo_input import Photo, photo_input, photo_pixels
+from plates.serving.pipeline import Plates, RecognitionSettings, recognize
 from plates.serving.triton_adapter import set_intra_op_threads
 
 # Where one photo's time goes, in the order it is spent; "reading" is the CTC search and voting, and whatever else
@@ -58,19 +59,19 @@ class InProcessPipeline:
         took (STAGES)."""
         timer = StageTimer()
         start = time.perf_counter()
-        with timer("decoding"):
-            image = request_image(None, np.array([data], dtype=np.object_), self.device)
 
-        def infer(model: str, inputs: Mapping[str, torch.Tensor], outputs: list[str]) -> dict[str, torch.Tensor]:
+        def infer(model: str, inputs: Photo, outputs: list[str]) -> dict[str, torch.Tensor]:
             if model == "yolo":
+                with timer("decoding"):
+                    image = photo_pixels(inputs, self.device)
                 with timer("detector"):
-                    detected = self.detector.detect(inputs["input__0"])
+                    detected = self.detector.detect(image)
                 with timer("crops"):
                     return self.detector.cut(*detected)
             with timer(model), torch.inference_mode():
                 return {"output__0": self.networks[model](inputs["input__0"])}
 
-        plates = recognize(image, infer, self.settings)
+        plates = recognize(photo_input(None, np.array([data], dtype=np.object_)), infer, self.settings)
         seconds = {stage: timer.seconds[stage] for stage in STAGES[:-1]}
         seconds["reading"] = time.perf_counter() - start - sum(seconds.values())
         return plates, seconds

@@ -12,14 +12,14 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import torch
 
-from plates.decoding import decode_image
-from plates.exceptions import InvalidInputError, ModelConfigError
-from plates.images import check_image_layout
+from plates.decoding import read_header
+from plates.exceptions import ModelConfigError, SubModelError
 from plates.recognition.ctc import Reading, read_plates, vote
 from plates.serving.model_config import ModelConfig, nonnegative_int_list, positive_int, unit_float
+from plates.serving.photo_input import FILE, Photo
 
-# infer(model_name, inputs by name, output names) -> outputs by name
-Infer = Callable[[str, Mapping[str, torch.Tensor], list[str]], dict[str, torch.Tensor]]
+# infer(model_name, inputs by name, output names) -> outputs by name; inputs are tensors, or a BYTES array (a file)
+Infer = Callable[[str, Mapping[str, "torch.Tensor | np.ndarray"], list[str]], dict[str, torch.Tensor]]
 
 
 @dataclass(frozen=True)
@@ -99,24 +99,6 @@ def in_batches(infer: Infer, model: str, batch: torch.Tensor, max_batch_size: in
     return outputs[0] if len(outputs) == 1 else torch.cat(outputs)
 
 
-def request_image(pixels: torch.Tensor | None, encoded: np.ndarray | None, device: torch.device) -> torch.Tensor:
-    """The photo of a request, which holds exactly one of `input__0` (`pixels`) and `image_bytes` (`encoded`, an
-    array of one encoded file), as HWC BGR uint8 pixels: `image_bytes` is decoded on `device`, the instance's."""
-    if (pixels is None) == (encoded is None):
-        given = "neither" if pixels is None else "both"
-        raise InvalidInputError(
-            f"send exactly one of input__0 (HWC BGR pixels) and image_bytes (a JPEG or PNG file), got {given}"
-        )
-    if pixels is not None:
-        return pixels
-    if encoded.size != 1:
-        raise InvalidInputError(f"image_bytes must hold one encoded photo, got {encoded.size}")
-    data = encoded.reshape(-1)[0]
-    if not isinstance(data, bytes):
-        raise InvalidInputError(f"image_bytes must be BYTES, got {encoded.dtype}")
-    return decode_image(data, device, "image_bytes")
-
-
 def read_cuts(infer: Infer, crops: torch.Tensor, plates: int, settings: RecognitionSettings) -> list[Reading]:
     """One reading per plate from its crops (`plates` plates, each cut the same number of ways, box by box): the
     vote of all its cuts, or of its first look where that decides it."""
@@ -154,13 +136,22 @@ def read_cuts(infer: Infer, crops: torch.Tensor, plates: int, settings: Recognit
     return looks
 
 
-def recognize(image: torch.Tensor, infer: Infer, settings: RecognitionSettings) -> Plates:
-    """Every plate of `image`: its box and score, its text where text_score >= `settings.min_text_score` ("" and 0
-    otherwise), and its `settings.candidates` likeliest texts whatever their score."""
-    # Checked here, not only in yolo: Triton 2.51 reports every error of a BLS sub-request as INTERNAL, and a bad
-    # image is the client's fault (INVALID_ARG).
-    check_image_layout(tuple(image.shape), str(image.dtype).removeprefix("torch."), "input__0")
-    detected = infer("yolo", {"input__0": image}, ["output__0", "output__1", "output__2"])
+def recognize(photo: Photo, infer: Infer, settings: RecognitionSettings) -> Plates:
+    """Every plate of `photo` (as plates.serving.photo_input.photo_input gives it): its box and score, its text
+    where text_score >= `settings.min_text_score` ("" and 0 otherwise), and its `settings.candidates` likeliest texts
+    whatever their score."""
+    if FILE in photo:
+        # Read here too, not only where yolo decodes it: Triton 2.51 reports every error of a BLS sub-request as
+        # INTERNAL, and a file that is no photo is the client's fault (INVALID_ARG).
+        read_header(photo[FILE][0], FILE)
+    try:
+        detected = infer("yolo", photo, ["output__0", "output__1", "output__2"])
+    except SubModelError as error:
+        # A file whose header reads can still fail to decode, in yolo: the client's fault too.
+        fault = error.input_fault(FILE) if FILE in photo else None
+        if fault is None:
+            raise
+        raise fault from error
     crops, boxes = detected["output__0"], detected["output__1"]
     if boxes.shape[0] == 0:
         return Plates.empty(settings.candidates)

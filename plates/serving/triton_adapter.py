@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
 import torch
 from torch.utils import dlpack
 
 from plates.exceptions import PlatesError
 from plates.serving.model_config import ModelConfig, nonnegative_int
+from plates.serving.photo_input import FILE, PIXELS, Photo, photo_input
 
 
 def to_torch(tensor: Any) -> torch.Tensor:
@@ -34,9 +36,19 @@ def c_order(tensor: torch.Tensor) -> torch.Tensor:
     return torch.empty(tensor.shape, dtype=tensor.dtype, device=tensor.device).copy_(tensor)
 
 
-def to_triton(pb_utils: Any, name: str, tensor: torch.Tensor) -> Any:
-    """A torch tensor as a Triton tensor named `name`, on the same device, sharing its memory where it can."""
+def to_triton(pb_utils: Any, name: str, tensor: torch.Tensor | np.ndarray) -> Any:
+    """A torch tensor as a Triton tensor named `name`, on the same device, sharing its memory where it can; a numpy
+    array (BYTES, which DLPack cannot carry) as a host tensor."""
+    if isinstance(tensor, np.ndarray):
+        return pb_utils.Tensor(name, tensor)
     return pb_utils.Tensor.from_dlpack(name, dlpack.to_dlpack(c_order(tensor)))
+
+
+def request_photo(pb_utils: Any, request: Any) -> Photo:
+    """The photo `request` carries in input__0 or image_bytes (plates.serving.photo_input)."""
+    pixels = pb_utils.get_input_tensor_by_name(request, PIXELS)
+    encoded = pb_utils.get_input_tensor_by_name(request, FILE)
+    return photo_input(None if pixels is None else to_torch(pixels), None if encoded is None else encoded.as_numpy())
 
 
 def triton_code(pb_utils: Any, error: BaseException) -> Any:

@@ -58,6 +58,12 @@ def bytes_input(data: bytes) -> httpclient.InferInput:
     return tensor
 
 
+def corrupt_png() -> bytes:
+    data = bytearray(cv2.imencode(".png", np.random.default_rng(0).integers(0, 256, (60, 80, 3), np.uint8))[1])
+    data[len(data) // 2 : len(data) // 2 + 64] = bytes(64)
+    return bytes(data)
+
+
 def pixels_input() -> httpclient.InferInput:
     tensor = httpclient.InferInput("input__0", [20, 30, 3], "UINT8")
     tensor.set_data_from_numpy(np.zeros((20, 30, 3), np.uint8))
@@ -75,6 +81,8 @@ def pixels_input() -> httpclient.InferInput:
             lambda: [bytes_input(cv2.imencode(".jpg", np.zeros((2, MAX_SIDE + 1, 3), np.uint8))[1].tobytes())],
             f"image_bytes must have sides between 1 and {MAX_SIDE} pixels",
         ),
+        # Its header reads; yolo, which decodes it, finds it corrupt, and Triton hands yolo's error on as INTERNAL.
+        (lambda: [bytes_input(corrupt_png())], "plate_recognition: image_bytes is a corrupt or truncated PNG"),
     ],
 )
 def test_bad_photo_file_gets_a_400_naming_the_fault(triton_url, http_client, inputs, message):

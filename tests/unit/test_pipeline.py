@@ -2,12 +2,12 @@ import numpy as np
 import pytest
 import torch
 
-from plates.exceptions import ModelConfigError, SubModelError
+from plates.exceptions import InvalidInputError, ModelConfigError, SubModelError
 from plates.recognition.alphabet import ALPHABET, BLANK, NUM_CLASSES
 from plates.recognition.ctc import Reading
 from plates.serving.pipeline import FirstLook, RecognitionSettings, pad_candidates, recognize
 
-PHOTO = torch.zeros(10, 10, 3, dtype=torch.uint8)
+PHOTO = {"input__0": torch.zeros(10, 10, 3, dtype=torch.uint8)}
 
 
 def logits_reading(text: str, sure: float = 5.0) -> torch.Tensor:
@@ -20,23 +20,29 @@ def logits_reading(text: str, sure: float = 5.0) -> torch.Tensor:
     return logits
 
 
+SETTINGS = RecognitionSettings(max_batch_size=32)
+
+
 class FakeModels:
     """Stands in for Triton's BLS calls: records them and answers like the real models."""
 
     def __init__(self, texts: list[str]):
         self.texts = texts
-        self.calls: list[tuple[str, int]] = []
+        self.calls: list[tuple[str, int]] = []  # model, items (one photo for yolo)
+        self.inputs: list[dict] = []
 
     def __call__(self, model, inputs, outputs):
-        batch = inputs["input__0"]
-        self.calls.append((model, batch.shape[0]))
+        self.inputs.append(inputs)
         if model == "yolo":
+            self.calls.append((model, 1))
             n = len(self.texts)
             return {
                 "output__0": torch.zeros(n, 3, 24, 94),
                 "output__1": torch.arange(n * 4, dtype=torch.float32).reshape(n, 4),
                 "output__2": torch.linspace(0.9, 0.5, n),
             }
+        batch = inputs["input__0"]
+        self.calls.append((model, batch.shape[0]))
         if model == "stn":
             return {"output__0": batch + 1}
         start = sum(size for name, size in self.calls[:-1] if name == "lprnet")
@@ -54,7 +60,7 @@ def test_recognize_returns_valid_texts_and_blanks_invalid_ones():
 def test_recognize_skips_stn_and_lprnet_when_nothing_is_detected():
     models = FakeModels([])
     plates = recognize(PHOTO, models, RecognitionSettings(max_batch_size=32))
-    assert models.calls == [("yolo", 10)]
+    assert models.calls == [("yolo", 1)]
     assert plates.boxes.shape == (0, 4) and plates.texts == [] and plates.scores.shape == (0,)
 
 
@@ -71,6 +77,41 @@ def test_recognize_lets_a_sub_model_error_through():
 
     with pytest.raises(SubModelError, match="model 'yolo' failed: out of memory"):
         recognize(PHOTO, failing, RecognitionSettings(max_batch_size=32))
+
+
+def test_recognize_passes_a_photo_file_on_to_yolo_as_it_came(samples):
+    models = FakeModels([])
+    data = (samples / "car.jpg").read_bytes()
+    recognize({"image_bytes": np.array([data], dtype=np.object_)}, models, SETTINGS)
+    assert models.calls == [("yolo", 1)] and models.inputs[0]["image_bytes"][0] is data
+
+
+def test_recognize_reads_a_files_header_before_calling_yolo():
+    models = FakeModels([])
+    photo = {"image_bytes": np.array([b"GIF89a, or so it says"], dtype=np.object_)}
+    with pytest.raises(InvalidInputError, match="image_bytes is not a JPEG or PNG image"):
+        recognize(photo, models, SETTINGS)
+    assert models.calls == []
+
+
+def test_recognize_answers_a_file_yolo_could_not_decode_as_the_clients_fault(samples):
+    # Triton 2.51 hands a BLS caller every sub-model error as INTERNAL: yolo's own message says what it was.
+    def failing(model, inputs, outputs):
+        raise SubModelError(model, "yolo: image_bytes is a corrupt or truncated PNG: bad adaptive filter value")
+
+    photo = {"image_bytes": np.array([(samples / "car.jpg").read_bytes()], dtype=np.object_)}
+    with pytest.raises(InvalidInputError) as error:
+        recognize(photo, failing, SETTINGS)
+    assert str(error.value) == "image_bytes is a corrupt or truncated PNG: bad adaptive filter value"
+
+
+def test_recognize_answers_a_yolo_fault_on_a_file_as_the_services(samples):
+    def failing(model, inputs, outputs):
+        raise SubModelError(model, "yolo: internal error: RuntimeError: image_bytes went missing")
+
+    photo = {"image_bytes": np.array([(samples / "car.jpg").read_bytes()], dtype=np.object_)}
+    with pytest.raises(SubModelError, match="internal error"):
+        recognize(photo, failing, SETTINGS)
 
 
 def test_recognize_votes_over_the_cuts_of_each_plate():

@@ -7,8 +7,8 @@ import triton_python_backend_utils as pb_utils
 
 from plates.exceptions import sub_model_error
 from plates.serving.model_config import ModelConfig
-from plates.serving.pipeline import RecognitionSettings, recognize, request_image
-from plates.serving.triton_adapter import answer_each, instance_device, to_torch, to_triton
+from plates.serving.pipeline import RecognitionSettings, recognize
+from plates.serving.triton_adapter import answer_each, request_photo, to_torch, to_triton
 
 
 def infer(model, inputs, outputs):
@@ -36,18 +36,12 @@ class TritonPythonModel:
         config.tensor("output", "candidates", "TYPE_STRING", [-1, -1])
         config.tensor("output", "candidate_scores", "TYPE_FP32", [-1, -1])
         self.settings = RecognitionSettings.from_config(config)
-        self.device = instance_device(args)
 
     def execute(self, requests):
         return answer_each(pb_utils, "plate_recognition", requests, self._outputs)
 
     def _outputs(self, request):
-        pixels = pb_utils.get_input_tensor_by_name(request, "input__0")
-        encoded = pb_utils.get_input_tensor_by_name(request, "image_bytes")
-        image = request_image(
-            None if pixels is None else to_torch(pixels), None if encoded is None else encoded.as_numpy(), self.device
-        )
-        plates = recognize(image, infer, self.settings)
+        plates = recognize(request_photo(pb_utils, request), infer, self.settings)
         return [
             pb_utils.Tensor("coordinates", plates.boxes),
             pb_utils.Tensor("texts", np.array([t.encode() for t in plates.texts], dtype=np.object_)),

@@ -1,4 +1,4 @@
-"""Triton adapter for the plate detector: BGR photo in; crops, boxes and scores out. Logic:
+"""Triton adapter for the plate detector: a photo (BGR pixels or its file) in; crops, boxes and scores out. Logic:
 plates.serving.detector_model."""
 
 import json
@@ -8,7 +8,8 @@ import triton_python_backend_utils as pb_utils
 
 from plates.serving.detector_model import DetectorModel
 from plates.serving.model_config import ModelConfig
-from plates.serving.triton_adapter import answer_each, instance_device, to_torch, to_triton
+from plates.serving.photo_input import photo_pixels
+from plates.serving.triton_adapter import answer_each, instance_device, request_photo, to_triton
 
 
 class TritonPythonModel:
@@ -21,6 +22,6 @@ class TritonPythonModel:
         return answer_each(pb_utils, "yolo", requests, self._outputs)
 
     def _outputs(self, request):
-        image = to_torch(pb_utils.get_input_tensor_by_name(request, "input__0"))
+        image = photo_pixels(request_photo(pb_utils, request), self.model.device)
         outputs = self.model.cut(*self.model.detect(image))
         return [to_triton(pb_utils, name, tensor) for name, tensor in outputs.items()]

@@ -154,14 +154,26 @@ def bytes_request(pb_utils, data):
     return Request([pb_utils.Tensor("image_bytes", np.array([data], dtype=np.object_))])
 
 
-def test_orchestrator_decodes_image_bytes_into_the_pixels_yolo_gets(orchestrator, pb_utils, samples):
+def test_orchestrator_passes_image_bytes_on_to_yolo_as_the_file(orchestrator, pb_utils, samples):
     seen = []
     fake_recognizer(pb_utils, [], [])
     answer_yolo = pb_utils.MODELS["yolo"]
-    pb_utils.MODELS["yolo"] = lambda inputs: seen.append(inputs["input__0"].numpy()) or answer_yolo(inputs)
-    [response] = orchestrator.execute([bytes_request(pb_utils, (samples / "car.jpg").read_bytes())])
+    pb_utils.MODELS["yolo"] = lambda inputs: seen.append(inputs) or answer_yolo(inputs)
+    data = (samples / "car.jpg").read_bytes()
+    [response] = orchestrator.execute([bytes_request(pb_utils, data)])
     assert not response.has_error()
-    np.testing.assert_array_equal(seen[0], cv2.imread(str(samples / "car.jpg")))
+    assert list(seen[0]) == ["image_bytes"] and seen[0]["image_bytes"].as_numpy().tolist() == [data]
+
+
+def test_orchestrator_answers_a_file_yolo_could_not_decode_as_invalid_arg(orchestrator, pb_utils, samples):
+    # As Triton 2.51 hands it to a BLS caller: code INTERNAL, yolo's message.
+    message = "yolo: image_bytes is a corrupt or truncated PNG: Internal error."
+    pb_utils.MODELS["yolo"] = lambda inputs: pb_utils.InferenceResponse(
+        error=pb_utils.TritonError(message, pb_utils.TritonError.INTERNAL)
+    )
+    [response] = orchestrator.execute([bytes_request(pb_utils, (samples / "car.jpg").read_bytes())])
+    assert response.error().code() == pb_utils.TritonError.INVALID_ARG
+    assert response.error().message() == "plate_recognition: image_bytes is a corrupt or truncated PNG: Internal error."
 
 
 @pytest.mark.parametrize(

@@ -95,6 +95,28 @@ def test_yolo_rejects_a_bad_image_as_invalid_arg_and_answers_the_rest(load_adapt
     assert not good_response.has_error()
 
 
+def test_yolo_reads_a_file_as_its_pixels_and_names_one_it_cannot_read(load_adapter, pb_utils, yolo_repository, samples):
+    import cv2
+
+    model = load_yolo(load_adapter, yolo_repository)
+    data = (samples / "car.jpg").read_bytes()
+    png = bytearray(cv2.imencode(".png", cv2.imread(str(samples / "car.jpg")))[1].tobytes())
+    png[len(png) // 2 : len(png) // 2 + 200] = bytes(200)  # a header that reads, pixel data that does not
+    as_file, as_pixels, corrupt = model.execute(
+        [
+            Request([pb_utils.Tensor("image_bytes", np.array([data], dtype=np.object_))]),
+            Request([pb_utils.Tensor("input__0", cv2.imread(str(samples / "car.jpg")))]),
+            Request([pb_utils.Tensor("image_bytes", np.array([bytes(png)], dtype=np.object_))]),
+        ]
+    )
+    file_outputs, pixel_outputs = outputs_of(as_file), outputs_of(as_pixels)
+    assert len(file_outputs["output__1"]) >= 1
+    for name in file_outputs:
+        np.testing.assert_array_equal(file_outputs[name], pixel_outputs[name])
+    assert corrupt.error().code() == pb_utils.TritonError.INVALID_ARG
+    assert "yolo: image_bytes is a corrupt or truncated PNG" in corrupt.error().message()
+
+
 def test_yolo_refuses_a_config_with_an_invalid_threshold(load_adapter, yolo_repository):
     config = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))
     config["parameters"]["conf"] = {"string_value": "high"}
