@@ -57,7 +57,8 @@ def assemble_backends(target: Path) -> Path:
     return target
 
 
-# PyTorch's OpenMP threads (GNU OpenMP) spin 10,000 turns, about 0.1 ms, after each parallel region, then sleep:
+# PyTorch's OpenMP threads (GNU OpenMP) spin 10,000 turns after each parallel region (libgomp's estimate: 0.1 ms; on
+# this VM 0.5 to 3.7 ms of a core after a forward pass), then sleep:
 # awake across the gaps between one forward pass's operators, where waking a sleeping thread on this VM costs more
 # than a small operator (LPRNet on car.jpg's two cuts: 8.3 ms never spinning, 3.7 ms so), asleep soon after, off the
 # cores the other models' processes need (README, Speed: OpenMP). The image's Dockerfile sets the same.
