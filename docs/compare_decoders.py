@@ -14,6 +14,7 @@ import torch
 from PIL import Image
 from torchvision.io import ImageReadMode, decode_image
 
+from plates import decoding
 from plates.weights import PROJECT_ROOT
 
 SAMPLES = Path(os.environ.get("PLATES_SHARED_DIR", PROJECT_ROOT.parent / "shared")) / "data" / "samples"
@@ -26,8 +27,18 @@ FILES = {
     )[1].tobytes(),
     "car.jpg as PNG": cv2.imencode(".png", photo)[1].tobytes(),
 }
+
+def torchvision(data: bytes) -> torch.Tensor:
+    """CHW RGB, as torchvision gives it."""
+    return decode_image(torch.frombuffer(bytearray(data), dtype=torch.uint8), mode=ImageReadMode.RGB)
+
+
 DECODERS = {
-    "torchvision": lambda b: decode_image(torch.frombuffer(bytearray(b), dtype=torch.uint8), mode=ImageReadMode.RGB),
+    "torchvision": torchvision,
+    # HWC BGR as the service takes it, the channels swapped by torch (plates.decoding until issue 15's last lever)
+    "+ torch flip": lambda b: torchvision(b).flip(0).permute(1, 2, 0).contiguous(),
+    # HWC BGR: the service's decode_image, header and end-of-image check included, the channels swapped by OpenCV
+    "decode_image": lambda b: decoding.decode_image(b, torch.device("cpu")),
     "cv2.imdecode": lambda b: cv2.imdecode(np.frombuffer(b, np.uint8), cv2.IMREAD_COLOR),
     "PIL": lambda b: np.asarray(Image.open(io.BytesIO(b)).convert("RGB")),
 }

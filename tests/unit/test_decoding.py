@@ -7,7 +7,7 @@ import torch
 from PIL import Image
 from torchvision.io import decode_jpeg
 
-from plates.decoding import decode_image, read_header
+from plates.decoding import bgr, decode_image, read_header
 from plates.exceptions import InvalidInputError
 from plates.images import MAX_SIDE
 
@@ -55,8 +55,20 @@ def test_decode_image_turns_a_jpeg_upright_as_its_exif_says(photo, orientation):
     Image.fromarray(photo[:, :, ::-1]).save(buffer, "JPEG", exif=exif, quality=95)
     data = buffer.getvalue()
     expected = decode_jpeg(torch.frombuffer(bytearray(data), dtype=torch.uint8), apply_exif_orientation=True)
-    np.testing.assert_array_equal(decode_image(data, CPU).numpy(), expected.permute(1, 2, 0).flip(2).numpy())
+    decoded = decode_image(data, CPU)
+    np.testing.assert_array_equal(decoded.numpy(), expected.permute(1, 2, 0).flip(2).numpy())
+    assert decoded.is_contiguous()  # turned photos are strided views until the channel swap copies them
     assert read_header(data).orientation == orientation
+
+
+def test_bgr_swaps_the_channels_of_any_layout_on_the_cpu_and_elsewhere(photo):
+    rgb = torch.from_numpy(photo[:, :, ::-1].copy()).permute(2, 0, 1)  # CHW over HWC memory, as torchvision gives
+    for chw in (rgb, rgb.contiguous(), rgb.transpose(1, 2)):
+        swapped = bgr(chw)
+        assert swapped.is_contiguous()
+        np.testing.assert_array_equal(swapped.numpy(), chw.permute(1, 2, 0).flip(2).numpy())
+    # Off the CPU (a GPU's decode) the swap stays on the device: the meta device runs that path without one.
+    assert bgr(rgb.to("meta")).shape == (40, 64, 3) and bgr(rgb.to("meta")).device.type == "meta"
 
 
 @pytest.mark.parametrize("share", [0.3, 0.9, 0.999])
