@@ -1,7 +1,6 @@
 import json
 import re
 
-import cv2
 import numpy as np
 import pytest
 import torch
