@@ -28,6 +28,7 @@ FILES = {
     "car.jpg as PNG": cv2.imencode(".png", photo)[1].tobytes(),
 }
 
+
 def torchvision(data: bytes) -> torch.Tensor:
     """CHW RGB, as torchvision gives it."""
     return decode_image(torch.frombuffer(bytearray(data), dtype=torch.uint8), mode=ImageReadMode.RGB)
