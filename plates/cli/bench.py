@@ -175,13 +175,10 @@ def run_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-# The detector model's outputs, as the orchestrator asks for them: crops, boxes, scores.
-DETECTOR_OUTPUTS = ("output__0", "output__1", "output__2")
-
-
 def compare_in_process(args: argparse.Namespace, photos: dict[str, tuple[bytes, np.ndarray]]) -> None:
     """Each photo's file served and in this process, alternately, side by side."""
     from plates.serving.in_process import InProcessPipeline  # loads torch and the models: only when asked
+    from plates.serving.pipeline import DETECTOR_OUTPUTS
 
     pipeline = InProcessPipeline(args.repository)
     # Refusals are retried: the health checks of `plates serve` can take a queue's one free place for a moment (yolo

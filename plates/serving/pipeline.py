@@ -21,6 +21,9 @@ from plates.serving.photo_input import FILE, Photo
 # infer(model_name, inputs by name, output names) -> outputs by name; inputs are tensors, or a BYTES array (a file)
 Infer = Callable[[str, Mapping[str, "torch.Tensor | np.ndarray"], list[str]], dict[str, torch.Tensor]]
 
+# What the orchestrator asks of yolo: crops, boxes, scores.
+DETECTOR_OUTPUTS = ("output__0", "output__1", "output__2")
+
 
 @dataclass(frozen=True)
 class Plates:
@@ -145,7 +148,7 @@ def recognize(photo: Photo, infer: Infer, settings: RecognitionSettings) -> Plat
         # INTERNAL, and a file that is no photo is the client's fault (INVALID_ARG).
         read_header(photo[FILE][0], FILE)
     try:
-        detected = infer("yolo", photo, ["output__0", "output__1", "output__2"])
+        detected = infer("yolo", photo, list(DETECTOR_OUTPUTS))
     except SubModelError as error:
         # A file whose header reads can still fail to decode, in yolo: the client's fault too.
         fault = error.input_fault(FILE) if FILE in photo else None
