@@ -3,10 +3,10 @@ setting, timed on the same photo in the same run.
 
 Each setting is a copy of the model repository with a few config lines changed (the first look on or off, STN and
 LPRNet threads, the detector's threads, yolo instances, plate_recognition's dynamic batcher on or off), and the
-server's GOMP_SPINCOUNT where it names one; for each, a local server is started (no supervisor: nothing else sends it requests), the photo's file sent at each concurrency,
-and the p50 latency, the throughput and the requests slower than 0.3 s printed. The settings run in turn, twice
-over (A B C ... A B C ...), so that a drift in the machine's load shows as a difference between a setting's two
-rounds.
+server's GOMP_SPINCOUNT where it names one; for each, a local server is started (no supervisor: nothing else sends
+it requests), the photo's file sent at each concurrency, and the p50 latency, the throughput and the requests
+slower than 0.3 s printed. The settings run in turn, twice over (A B C ... A B C ...), so that a drift in the
+machine's load shows as a difference between a setting's two rounds.
 
     poetry run python scripts/compare_settings.py ../shared/data/samples/car.jpg [--requests 30] \
         [--concurrency 1 2 4] [--rounds 2] [--settings 0 3 ...]
@@ -19,10 +19,9 @@ import os
 import re
 import shutil
 import tempfile
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from unittest.mock import patch
 
 from plates.benchmark import run_requests, summarize
 from plates.client_threads import ThreadLocalClients
@@ -103,21 +102,6 @@ def repository_with(setting: Setting, target: Path) -> Path:
     return target
 
 
-@contextmanager
-def spin_count(turns: int | None) -> Iterator[None]:
-    """The server started inside inherits GOMP_SPINCOUNT=`turns` (None: as this process has it)."""
-    before = os.environ.get("GOMP_SPINCOUNT")
-    if turns is not None:
-        os.environ["GOMP_SPINCOUNT"] = str(turns)
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("GOMP_SPINCOUNT", None)
-        else:
-            os.environ["GOMP_SPINCOUNT"] = before
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("photo")
@@ -139,7 +123,9 @@ def main() -> None:
             for setting, repository in repositories.items():
                 log = Path(scratch) / "triton.log"
                 server = LocalServer(repository, free_port(), free_port(), free_port(), log_file=log)
-                with spin_count(setting.omp_spin):
+                # The server inherits this process's environment, GOMP_SPINCOUNT=omp_spin where the setting names one.
+                spin = {} if setting.omp_spin is None else {"GOMP_SPINCOUNT": str(setting.omp_spin)}
+                with patch.dict(os.environ, spin):
                     server.start()
                 try:
                     with ThreadLocalClients(server.url, timeout=60, retry=NO_RETRY) as clients:
