@@ -30,7 +30,9 @@ def orchestrator(load_adapter, pb_utils):
 
 
 def answer(pb_utils, name, tensors):
-    return pb_utils.InferenceResponse([pb_utils.Tensor.from_dlpack(n, torch.utils.dlpack.to_dlpack(t)) for n, t in tensors.items()])
+    return pb_utils.InferenceResponse(
+        [pb_utils.Tensor.from_dlpack(n, torch.utils.dlpack.to_dlpack(t)) for n, t in tensors.items()]
+    )
 
 
 def image_request(pb_utils, image):

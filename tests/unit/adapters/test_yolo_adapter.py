@@ -125,7 +125,8 @@ def test_yolo_refuses_a_config_with_an_invalid_threshold(load_adapter, yolo_repo
 
 
 def test_yolo_refuses_a_format_the_build_does_not_make(load_adapter, yolo_repository):
-    with pytest.raises(Exception, match=r"model 'yolo': parameter 'format' = 'openvino' is not a valid detector_format"):
+    refusal = r"model 'yolo': parameter 'format' = 'openvino' is not a valid detector_format"
+    with pytest.raises(Exception, match=refusal):
         load_yolo(load_adapter, yolo_repository, with_format("openvino"))
 
 
