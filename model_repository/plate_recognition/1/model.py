@@ -1,6 +1,7 @@
 """Triton adapter for the orchestrator (BLS): calls yolo, stn and lprnet. Logic: plates.serving.pipeline."""
 
 import json
+from functools import partial
 
 import numpy as np
 import triton_python_backend_utils as pb_utils
@@ -8,14 +9,15 @@ import triton_python_backend_utils as pb_utils
 from plates.exceptions import sub_model_error
 from plates.serving.model_config import ModelConfig
 from plates.serving.pipeline import RecognitionSettings, recognize
-from plates.serving.triton_adapter import answer_each, request_photo, to_torch, to_triton
+from plates.serving.triton_adapter import ReceivedPhoto, answer_each, to_torch
 
 
-def infer(model, inputs, outputs):
-    """Every sub-request goes through here: call, check the error, return the outputs by name."""
+def infer(received, model, inputs, outputs):
+    """Every sub-request of the request that brought `received` goes through here: call, check the error, return
+    the outputs by name."""
     request = pb_utils.InferenceRequest(
         model_name=model,
-        inputs=[to_triton(pb_utils, name, tensor) for name, tensor in inputs.items()],
+        inputs=[received.to_triton(pb_utils, name, tensor) for name, tensor in inputs.items()],
         requested_output_names=outputs,
     )
     response = request.exec()
@@ -41,7 +43,8 @@ class TritonPythonModel:
         return answer_each(pb_utils, "plate_recognition", requests, self._outputs)
 
     def _outputs(self, request):
-        plates = recognize(request_photo(pb_utils, request), infer, self.settings)
+        received = ReceivedPhoto.of(pb_utils, request)
+        plates = recognize(received.photo, partial(infer, received), self.settings)
         return [
             pb_utils.Tensor("coordinates", plates.boxes),
             pb_utils.Tensor("texts", np.array([t.encode() for t in plates.texts], dtype=np.object_)),

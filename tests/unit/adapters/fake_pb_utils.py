@@ -43,7 +43,9 @@ class Tensor:
         return self._data.numpy() if isinstance(self._data, torch.Tensor) else self._data
 
     def to_dlpack(self) -> Any:
-        data = self._data if isinstance(self._data, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(self._data))
+        data = self._data
+        if not isinstance(data, torch.Tensor):
+            data = torch.from_numpy(np.ascontiguousarray(data))
         return dlpack.to_dlpack(data)
 
     @staticmethod

@@ -155,15 +155,34 @@ def bytes_request(pb_utils, data):
     return Request([pb_utils.Tensor("image_bytes", np.array([data], dtype=np.object_))])
 
 
-def test_orchestrator_passes_image_bytes_on_to_yolo_as_the_file(orchestrator, pb_utils, samples):
-    seen = []
+def inputs_seen_by(pb_utils, model):
+    """The inputs (by name) of each call the orchestrator makes to `model`, from now on."""
+    seen, answer_model = [], pb_utils.MODELS[model]
+    pb_utils.MODELS[model] = lambda inputs: seen.append(inputs) or answer_model(inputs)
+    return seen
+
+
+def test_orchestrator_passes_image_bytes_on_to_yolo_as_the_tensor_it_came_in(orchestrator, pb_utils, samples):
     fake_recognizer(pb_utils, [], [])
-    answer_yolo = pb_utils.MODELS["yolo"]
-    pb_utils.MODELS["yolo"] = lambda inputs: seen.append(inputs) or answer_yolo(inputs)
+    seen = inputs_seen_by(pb_utils, "yolo")
     data = (samples / "car.jpg").read_bytes()
-    [response] = orchestrator.execute([bytes_request(pb_utils, data)])
+    request = bytes_request(pb_utils, data)
+    [response] = orchestrator.execute([request])
     assert not response.has_error()
     assert list(seen[0]) == ["image_bytes"] and seen[0]["image_bytes"].as_numpy().tolist() == [data]
+    assert seen[0]["image_bytes"] is request.inputs[0]
+
+
+def test_orchestrator_passes_pixels_on_to_yolo_as_the_tensor_they_came_in(orchestrator, pb_utils):
+    # Not a copy: the tensor a request brings already lies in the memory the stub shares with the server.
+    fake_recognizer(pb_utils, [[1, 2, 3, 4]], ["B840CK197"])
+    to_yolo, to_stn = inputs_seen_by(pb_utils, "yolo"), inputs_seen_by(pb_utils, "stn")
+    request = image_request(pb_utils, np.zeros((20, 30, 3), np.uint8))
+    [response] = orchestrator.execute([request])
+    assert not response.has_error()
+    assert list(to_yolo[0]) == ["input__0"] and to_yolo[0]["input__0"] is request.inputs[0]
+    # stn's input has the photo's name, input__0, but holds the crops: a tensor of its own.
+    assert to_stn[0]["input__0"] is not request.inputs[0] and to_stn[0]["input__0"].numpy().shape[1:] == (3, 24, 94)
 
 
 def test_orchestrator_answers_a_file_yolo_could_not_decode_as_invalid_arg(orchestrator, pb_utils, samples):
