@@ -162,15 +162,21 @@ def run_requests(
     return outcomes
 
 
+# An accepted request slower than this has most likely waited out Triton 2.51's half-second dynamic-batcher stall
+# (README, Speed): on the 2-core machine photos take 30-100 ms at concurrency 1, up to ~250 ms at 2.
+STALLED_S = 0.3
+
+
 def format_outcomes(outcomes: Outcomes, timeout_s: float) -> str:
-    """Accepted, refused and failed counts, how fast refusals came back, and the slowest request against the
-    client's timeout."""
+    """Accepted, refused and failed counts, how fast refusals came back, how many accepted requests took over
+    STALLED_S, and the slowest request against the client's timeout."""
     refused = (
         f"p99 {np.percentile(np.asarray(outcomes.refused) * 1000.0, 99):.1f} ms" if outcomes.refused else "none"
     )
+    stalled = sum(seconds > STALLED_S for seconds in outcomes.accepted)
     return (
-        f"  accepted {len(outcomes.accepted)}, refused {len(outcomes.refused)} ({refused}), "
-        f"failed {len(outcomes.failed)}; slowest {outcomes.slowest_s * 1000.0:.0f} ms "
+        f"  accepted {len(outcomes.accepted)} ({stalled} over {STALLED_S:g} s), refused {len(outcomes.refused)} "
+        f"({refused}), failed {len(outcomes.failed)}; slowest {outcomes.slowest_s * 1000.0:.0f} ms "
         f"of the client's {timeout_s:g} s timeout"
     )
 

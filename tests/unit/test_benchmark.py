@@ -131,10 +131,10 @@ def test_run_requests_stops_and_raises_when_no_server_answers():
     assert len(sent) == 3
 
 
-def test_outcomes_line_counts_each_kind_and_the_slowest_against_the_timeout():
+def test_outcomes_line_counts_each_kind_the_stalled_and_the_slowest_against_the_timeout():
     outcomes = Outcomes(accepted=[0.2, 0.4], refused=[0.02, 0.02], failed=[PlatesError("x")], seconds=1.0)
     assert format_outcomes(outcomes, timeout_s=60) == (
-        "  accepted 2, refused 2 (p99 20.0 ms), failed 1; slowest 400 ms of the client's 60 s timeout"
+        "  accepted 2 (1 over 0.3 s), refused 2 (p99 20.0 ms), failed 1; slowest 400 ms of the client's 60 s timeout"
     )
     assert "refused 0 (none)" in format_outcomes(Outcomes(accepted=[0.1]), timeout_s=5)
 
