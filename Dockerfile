@@ -76,9 +76,9 @@ EXPOSE 8000 8001 8002
 HEALTHCHECK --interval=10s --timeout=10s --start-period=180s --retries=2 \
     CMD ["python3", "-m", "plates.server.health", "--url", "localhost:8000"]
 # The base image's entrypoint (nvidia_entrypoint.sh) stays: it execs this command. The supervisor runs the same
-# check every 5 s and exits 1 after two failures in a row, killing the server and its stubs, so that the restart
-# policy (compose) or the kubelet starts a fresh container; it adds the restricted-API and shared-memory flags
-# (plates.server.options) and passes SIGTERM on.
+# check every 5 s (without the probes of models that served clients since its last check) and exits 1 after two
+# failures in a row, killing the server and its stubs, so that the restart policy (compose) or the kubelet starts
+# a fresh container; it adds the restricted-API and shared-memory flags (plates.server.options) and passes SIGTERM on.
 # --strict-readiness: ready only once every model is. --exit-timeout-secs: how long SIGTERM waits for in-flight
 # requests; compose's stop_grace_period and the pod's terminationGracePeriodSeconds exceed it.
 CMD ["python3", "-m", "plates.server.supervisor", "--", \

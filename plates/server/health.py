@@ -10,6 +10,11 @@ So the one health check of the service, used by the image's HEALTHCHECK, the Kub
 It imports only the standard library, so that a probe every 10 s costs a process start, not a PyTorch import.
 A refusal for overload (HTTP 503) counts as healthy: the model answered, it is only busy, and restarting a busy
 server would make the overload worse.
+
+The supervisor, which checks every 5 s and remembers, probes only the models that have not proven themselves since
+its last check (TrafficAwareCheck): a model that answered client requests in between, and failed none, is alive.
+A probe that meets a client's request at a model can cost that request Triton 2.51's half-second batcher stall
+(README, Speed), so under traffic the supervisor leaves the models to their clients.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from plates.readiness import normalize_url
 PHOTO_SIDE = 32
 CROP_SHAPE = [1, 3, 24, 94]
 BUSY = 503
+SERVED = "served"
 
 
 def _tensor(name: str, datatype: str, shape: list[int], value: int | float) -> dict:
@@ -41,13 +47,20 @@ PROBES = {
     "stn": _tensor("input__0", "FP32", CROP_SHAPE, 0.0),
     "lprnet": _tensor("input__0", "FP32", CROP_SHAPE, 0.0),
 }
+# The models each probe exercises. A Python model whose execute answers an error (plate_recognition, when yolo's
+# stub is dead) counts that as a success in Triton's statistics; only the model whose stub is dead counts failures.
+EXERCISED = {"plate_recognition": ("plate_recognition", "yolo"), "stn": ("stn",), "lprnet": ("lprnet",)}
+
+
+# Each model's successful and failed requests since the server started, from Triton's statistics API.
+Counts = dict[str, tuple[int, int]]
 
 
 @dataclass(frozen=True)
 class ModelHealth:
     model: str
     healthy: bool
-    detail: str  # "ok", "busy", or what went wrong
+    detail: str  # "ok", "busy", "served" (requests since the last check, not probed), or what went wrong
     seconds: float
 
 
@@ -65,7 +78,10 @@ class HealthReport:
 
     def summary(self) -> str:
         if self.healthy:
-            return "healthy: " + ", ".join(f"{m.model} {m.detail} {m.seconds * 1000:.0f} ms" for m in self.models)
+            return "healthy: " + ", ".join(
+                m.model + (f" {m.detail}" if m.detail == SERVED else f" {m.detail} {m.seconds * 1000:.0f} ms")
+                for m in self.models
+            )
         return "unhealthy: " + "; ".join(f"{m.model}: {m.detail}" for m in self.failed)
 
 
@@ -96,9 +112,62 @@ def _error_text(error: urllib.error.HTTPError) -> str:
         return error.reason
 
 
-def deep_check(url: str, timeout: float = 5.0) -> HealthReport:
-    """Every model, one small request each; the orchestrator first, since it is what clients call."""
-    return HealthReport(tuple(probe_model(url, model, timeout) for model in PROBES))
+def deep_check(url: str, timeout: float = 5.0, served: frozenset[str] = frozenset()) -> HealthReport:
+    """Every model, one small request each, except where every model the request would exercise is in `served`
+    (alive by its traffic: served_since); the orchestrator first, since it is what clients call."""
+    return HealthReport(
+        tuple(
+            ModelHealth(model, True, SERVED, 0.0) if served.issuperset(EXERCISED[model])
+            else probe_model(url, model, timeout)
+            for model in PROBES
+        )
+    )
+
+
+def request_counts(url: str, timeout: float) -> Counts | None:
+    """Each model's successful and failed requests so far; None where Triton's statistics cannot be read."""
+    try:
+        with urllib.request.urlopen(f"{normalize_url(url)}/v2/models/stats", timeout=timeout) as response:
+            stats = json.loads(response.read())["model_stats"]
+    except (urllib.error.URLError, OSError, ValueError, KeyError):
+        return None
+    counts: Counts = {}
+    for model in stats:
+        requests = model.get("inference_stats", {})
+        done, failed = counts.get(model["name"], (0, 0))
+        counts[model["name"]] = (
+            done + int(requests.get("success", {}).get("count", 0)),
+            failed + int(requests.get("fail", {}).get("count", 0)),
+        )
+    return counts
+
+
+def served_since(before: Counts | None, now: Counts | None) -> frozenset[str]:
+    """The models that answered requests between the two readings and failed none. A model whose stub died fails
+    every request sent to it, so one that failed any, or was sent none, is not among them; nor is any model after a
+    restart, whose counts start again from 0."""
+    if before is None or now is None:
+        return frozenset()
+    return frozenset(
+        model
+        for model, (done, failed) in now.items()
+        if model in before and done > before[model][0] and failed == before[model][1]
+    )
+
+
+@dataclass
+class TrafficAwareCheck:
+    """deep_check for a caller that checks again and again (the supervisor): each check sends only the probes whose
+    models have not all served requests, without a failure, since the previous one."""
+
+    timeout: float
+    counts: Counts | None = None  # as read after the previous check's probes
+
+    def __call__(self, url: str) -> HealthReport:
+        report = deep_check(url, self.timeout, served_since(self.counts, request_counts(url, self.timeout)))
+        # Read after the probes, so that their own answers do not pass for traffic at the next check.
+        self.counts = request_counts(url, self.timeout)
+        return report
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,10 +2,12 @@
 the serving image.
 
 Triton 2.51 never restarts a Python model's stub that died, and keeps saying ready. Every `interval` seconds the
-supervisor asks every model for an answer (plates.server.health); after `failures` failed checks in a row it kills
-the server with its stubs and removes their shared memory, then either starts it again (`plates serve`) or exits
-non-zero so that the container's restart policy, or Kubernetes, starts a fresh one (the image). With the defaults a
-dead stub is noticed within interval * failures + the check's timeout = 15 s.
+supervisor asks every model for an answer (plates.server.health), except those that served client requests without
+a failure since its last check; after `failures` failed checks in a row it kills the server with its stubs and
+removes their shared memory, then either starts it again (`plates serve`) or exits non-zero so that the container's
+restart policy, or Kubernetes, starts a fresh one (the image). With the defaults a dead stub is noticed within
+interval * failures + the check's timeout = 15 s, or one interval later where the check just before the kill
+counted the model's traffic.
 
 The image runs it as its command, in front of tritonserver:
 
@@ -21,12 +23,12 @@ import argparse
 import signal
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from plates.exceptions import ServerUnavailableError
 from plates.readiness import wait_for_server
-from plates.server.health import HealthReport, deep_check
+from plates.server.health import HealthReport, TrafficAwareCheck
 from plates.server.options import serving_flags
 from plates.server.process import EXIT_TIMEOUT_S, TritonProcess, new_shm_prefix, shm_flag
 
@@ -55,7 +57,7 @@ class Supervisor:
     heal: bool  # restart the server (plates serve); else stop watching and report the failure (the image)
     interval: float = INTERVAL_S
     failures: int = FAILURES
-    check: Callable[[str], HealthReport] = lambda url: deep_check(url, CHECK_TIMEOUT_S)
+    check: Callable[[str], HealthReport] = field(default_factory=lambda: TrafficAwareCheck(CHECK_TIMEOUT_S))
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)
 
     def __post_init__(self) -> None:

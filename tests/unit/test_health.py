@@ -8,16 +8,27 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from plates.server.health import PROBES, deep_check, main
+from plates.server.health import PROBES, TrafficAwareCheck, deep_check, main, request_counts, served_since
 
 
 @pytest.fixture
 def fake_triton():
-    """A server answering /v2/models/<model>/infer with the status set per model in `statuses` (200 by default)."""
-    statuses: dict[str, int] = {}
+    """A server answering /v2/models/<model>/infer with the status set per model in `statuses` (200 by default), and
+    /v2/models/stats with the successes and failures per model in `statuses["counts"]` (none by default)."""
+    statuses: dict = {"counts": {}}
     seen: list[tuple[str, dict]] = []
 
     class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            assert self.path == "/v2/models/stats"
+            stats = [
+                {"name": name, "inference_stats": {"success": {"count": done}, "fail": {"count": failed}}}
+                for name, (done, failed) in statuses["counts"].items()
+            ]
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(json.dumps({"model_stats": stats}).encode())
+
         def do_POST(self):
             model = self.path.split("/")[3]
             seen.append((model, json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
@@ -70,3 +81,36 @@ def test_no_server_is_unhealthy(capsys):
 def test_probes_are_shaped_as_each_model_takes_them():
     assert PROBES["stn"]["shape"] == PROBES["lprnet"]["shape"] == [1, 3, 24, 94]
     assert len(PROBES["stn"]["data"]) == 3 * 24 * 94
+
+
+def test_a_model_is_served_when_it_answered_requests_since_and_failed_none():
+    before = {"plate_recognition": (10, 1), "stn": (4, 0), "lprnet": (4, 0), "yolo": (10, 0)}
+    now = {"plate_recognition": (12, 1), "stn": (5, 1), "lprnet": (4, 0), "yolo": (3, 0)}
+    # stn failed one since: probed; lprnet was sent nothing; yolo's counts went back (a restarted server).
+    assert served_since(before, now) == {"plate_recognition"}
+    assert served_since(None, now) == served_since(before, None) == frozenset()
+
+
+def test_the_supervisors_check_probes_only_the_models_without_traffic_since_its_last_check(fake_triton):
+    url, statuses, seen = fake_triton
+    check = TrafficAwareCheck(timeout=5)
+    statuses["counts"] = {"plate_recognition": (1, 0), "yolo": (1, 0), "stn": (1, 0), "lprnet": (1, 0)}
+    assert check(url).healthy
+    assert [model for model, _ in seen] == ["plate_recognition", "stn", "lprnet"]  # nothing to compare with yet
+    # Clients' requests since, none of them with a plate for lprnet.
+    statuses["counts"] = {"plate_recognition": (9, 0), "yolo": (9, 0), "stn": (3, 0), "lprnet": (1, 0)}
+    seen.clear()
+    report = check(url)
+    assert [model for model, _ in seen] == ["lprnet"]
+    assert report.healthy and report.summary().startswith("healthy: plate_recognition served, stn served, lprnet ok")
+    # yolo's stub died: its calls fail, while plate_recognition, which answers its clients that error, succeeds.
+    statuses["counts"] = {"plate_recognition": (12, 0), "yolo": (9, 3), "stn": (5, 0), "lprnet": (1, 0)}
+    statuses["plate_recognition"] = 500
+    seen.clear()
+    report = check(url)
+    assert [model for model, _ in seen] == ["plate_recognition", "lprnet"]
+    assert [m.model for m in report.failed] == ["plate_recognition"]
+
+
+def test_counts_are_none_where_no_server_answers():
+    assert request_counts("127.0.0.1:9", timeout=1) is None
