@@ -164,9 +164,12 @@ class TrafficAwareCheck:
     counts: Counts | None = None  # as read after the previous check's probes
 
     def __call__(self, url: str) -> HealthReport:
-        report = deep_check(url, self.timeout, served_since(self.counts, request_counts(url, self.timeout)))
-        # Read after the probes, so that their own answers do not pass for traffic at the next check.
-        self.counts = request_counts(url, self.timeout)
+        now = request_counts(url, self.timeout)
+        report = deep_check(url, self.timeout, served_since(self.counts, now))
+        # Probes count as requests too: read again after any, so that their answers do not pass for traffic at the
+        # next check. Where every model served, nothing was sent and this reading stands.
+        probed = any(m.detail != SERVED for m in report.models)
+        self.counts = request_counts(url, self.timeout) if probed else now
         return report
 
 

@@ -21,6 +21,7 @@ def fake_triton():
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):
             assert self.path == "/v2/models/stats"
+            seen.append(("stats", {}))
             stats = [
                 {"name": name, "inference_stats": {"success": {"count": done}, "fail": {"count": failed}}}
                 for name, (done, failed) in statuses["counts"].items()
@@ -96,19 +97,25 @@ def test_the_supervisors_check_probes_only_the_models_without_traffic_since_its_
     check = TrafficAwareCheck(timeout=5)
     statuses["counts"] = {"plate_recognition": (1, 0), "yolo": (1, 0), "stn": (1, 0), "lprnet": (1, 0)}
     assert check(url).healthy
-    assert [model for model, _ in seen] == ["plate_recognition", "stn", "lprnet"]  # nothing to compare with yet
+    # Nothing to compare with yet: every probe, then the counts again, which the probes' answers changed.
+    assert [model for model, _ in seen] == ["stats", "plate_recognition", "stn", "lprnet", "stats"]
     # Clients' requests since, none of them with a plate for lprnet.
     statuses["counts"] = {"plate_recognition": (9, 0), "yolo": (9, 0), "stn": (3, 0), "lprnet": (1, 0)}
     seen.clear()
     report = check(url)
-    assert [model for model, _ in seen] == ["lprnet"]
+    assert [model for model, _ in seen] == ["stats", "lprnet", "stats"]
     assert report.healthy and report.summary().startswith("healthy: plate_recognition served, stn served, lprnet ok")
+    # Traffic on every model: no probe, and the one reading stands for the next check.
+    statuses["counts"] = {"plate_recognition": (10, 0), "yolo": (10, 0), "stn": (4, 0), "lprnet": (2, 0)}
+    seen.clear()
+    assert check(url).healthy and [model for model, _ in seen] == ["stats"]
+    assert check.counts == statuses["counts"]
     # yolo's stub died: its calls fail, while plate_recognition, which answers its clients that error, succeeds.
-    statuses["counts"] = {"plate_recognition": (12, 0), "yolo": (9, 3), "stn": (5, 0), "lprnet": (1, 0)}
+    statuses["counts"] = {"plate_recognition": (13, 0), "yolo": (10, 3), "stn": (5, 0), "lprnet": (2, 0)}
     statuses["plate_recognition"] = 500
     seen.clear()
     report = check(url)
-    assert [model for model, _ in seen] == ["plate_recognition", "lprnet"]
+    assert [model for model, _ in seen] == ["stats", "plate_recognition", "lprnet", "stats"]
     assert [m.model for m in report.failed] == ["plate_recognition"]
 
 
