@@ -1,4 +1,5 @@
-"""plates watch against the real server: a video made from the sample photos, a live stream served by ffmpeg."""
+"""plates watch against the real server: a video made from the sample photos, a live stream served by ffmpeg (the
+binary of the imageio-ffmpeg wheel, a locked dev dependency: no ffmpeg from the machine)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import time
 
+import imageio_ffmpeg
 import pytest
 
 from plates.cli.main import main
@@ -50,8 +52,8 @@ def test_source_that_cannot_be_opened_is_a_one_line_error(triton_url, tmp_path, 
 def test_live_stream_is_read_until_ctrl_c(triton_url, plate_video):
     url = f"http://127.0.0.1:{free_port()}/live.ts"
     ffmpeg = subprocess.Popen(
-        ["ffmpeg", "-nostdin", "-loglevel", "error", "-re", "-stream_loop", "-1", "-i", str(plate_video),
-         "-c:v", "mpeg2video", "-q:v", "2", "-f", "mpegts", "-listen", "1", url],
+        [imageio_ffmpeg.get_ffmpeg_exe(), "-nostdin", "-loglevel", "error", "-re", "-stream_loop", "-1",
+         "-i", str(plate_video), "-c:v", "mpeg2video", "-q:v", "2", "-f", "mpegts", "-listen", "1", url],
     )  # fmt: skip
     watch = subprocess.Popen(
         [sys.executable, "-m", "plates.cli.main", "watch", url, "--url", triton_url, "--fps", "2"],
