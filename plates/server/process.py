@@ -26,12 +26,11 @@ def shm_flag(prefix: str) -> str:
     return f"--backend-config=python,shm-region-prefix-name={prefix}"
 
 
-class TritonProcess:
-    """Start, stop and kill one server command; it runs in a process group of its own with its stubs."""
+class ChildProcess:
+    """Start, stop and kill one command; it runs in a process group of its own with whatever it starts."""
 
-    def __init__(self, command: list[str], shm_prefix: str, env: dict[str, str] | None = None, log_file=None):
+    def __init__(self, command: list[str], env: dict[str, str] | None = None, log_file=None):
         self.command = command
-        self.shm_prefix = shm_prefix
         self.env = env
         self.log_file = log_file
         self.process: subprocess.Popen | None = None
@@ -42,23 +41,28 @@ class TritonProcess:
 
     @property
     def returncode(self) -> int | None:
-        return None if self.process is None else self.process.returncode
+        return None if self.process is None else self.process.poll()
 
-    def start(self) -> None:
+    def start(self) -> "ChildProcess":
         output = Path(self.log_file).open("ab") if self.log_file else None
         self.process = subprocess.Popen(
             self.command, env=self.env, stdout=output, stderr=subprocess.STDOUT if output else None,
             start_new_session=True,
         )  # fmt: skip
+        return self
 
-    def stop(self, timeout: float = EXIT_TIMEOUT_S + 10) -> int | None:
-        """SIGTERM, then wait for Triton to drain; kill the group only if it outstays its own exit timeout."""
+    def signal_stop(self) -> None:
+        """SIGTERM: the process finishes what is in flight and exits by itself."""
         if self.alive:
             self.process.send_signal(signal.SIGTERM)
+
+    def stop(self, timeout: float = EXIT_TIMEOUT_S + 10) -> int | None:
+        """SIGTERM, then wait for it to drain; kill the group only if it outstays its own exit timeout."""
+        self.signal_stop()
         return self.finish(timeout)
 
     def finish(self, timeout: float) -> int | None:
-        """Wait up to `timeout` s for a server told to stop, then kill what is left and remove its files."""
+        """Wait up to `timeout` s for a process told to stop, then kill what is left."""
         if self.alive:
             try:
                 self.process.wait(timeout=timeout)
@@ -67,16 +71,30 @@ class TritonProcess:
         return self.kill()
 
     def kill(self) -> int | None:
-        """SIGKILL the server and its stubs at once (what is left of them after stop()), and remove their files."""
+        """SIGKILL the process and its group at once (what is left of them after stop())."""
         if self.process is None:
             return None
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
         except ProcessLookupError:
-            pass  # the group is gone: the server exited and took its stubs with it
+            pass  # the group is gone: the process exited and took its children with it
         self.process.wait()
-        remove_shm(self.shm_prefix)
         return self.process.returncode
+
+
+class TritonProcess(ChildProcess):
+    """One server command with its stubs, whose shared-memory files go with them."""
+
+    def __init__(self, command: list[str], shm_prefix: str, env: dict[str, str] | None = None, log_file=None):
+        super().__init__(command, env, log_file)
+        self.shm_prefix = shm_prefix
+
+    def kill(self) -> int | None:
+        """SIGKILL the server and its stubs at once, and remove their files."""
+        code = super().kill()
+        if self.process is not None:
+            remove_shm(self.shm_prefix)
+        return code
 
 
 def remove_shm(prefix: str) -> list[Path]:

@@ -11,10 +11,12 @@ counted the model's traffic.
 
 The image runs it as its command, in front of tritonserver:
 
-    python3 -m plates.server.supervisor -- tritonserver --model-repository=... [flags]
+    python3 -m plates.server.supervisor --gateway -- tritonserver --model-repository=... [flags]
 
 It adds the flags of plates.server.options and a shared-memory prefix of its own, forwards SIGTERM (Triton drains,
-and the supervisor exits with Triton's code), and exits 1 when the server fails its health check.
+and the supervisor exits with Triton's code), and exits 1 when the server fails its health check. With --gateway it
+also runs `plates gateway`, the published API, and exits 1 when the gateway exits: one container, one process tree
+and one restart policy for both.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from plates.exceptions import ServerUnavailableError
 from plates.readiness import wait_for_server
 from plates.server.health import HealthReport, TrafficAwareCheck
 from plates.server.options import serving_flags
-from plates.server.process import EXIT_TIMEOUT_S, TritonProcess, new_shm_prefix, shm_flag
+from plates.server.gateway_process import GatewayProcess
+from plates.server.process import EXIT_TIMEOUT_S, ChildProcess, TritonProcess, new_shm_prefix, shm_flag
 
 INTERVAL_S = 5.0
 FAILURES = 2
@@ -59,6 +62,9 @@ class Supervisor:
     failures: int = FAILURES
     check: Callable[[str], HealthReport] = field(default_factory=lambda: TrafficAwareCheck(CHECK_TIMEOUT_S))
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)
+    # The public API in front of the server (plates gateway): started again if it exits when healing, else its exit
+    # ends the watch as a failed server's does.
+    gateway: ChildProcess | None = None
 
     def __post_init__(self) -> None:
         self.stopping = threading.Event()
@@ -73,6 +79,8 @@ class Supervisor:
             self.log(f"supervisor: {reason}")
             self.server.kill()
             if not self.heal:
+                if self.gateway is not None:
+                    self.gateway.kill()
                 self.log("supervisor: server killed; exiting for a fresh start")
                 return 1
             self.restarts += 1
@@ -89,6 +97,12 @@ class Supervisor:
         """None once stop() is called; else why the server must go."""
         failed = 0
         while not self.stopping.wait(self.interval):
+            if self.gateway is not None and not self.gateway.alive:
+                exited = f"the gateway exited with code {self.gateway.returncode}"
+                if not self.heal:
+                    return exited
+                self.log(f"supervisor: {exited}; starting it again")
+                self.gateway.start()
             if not self.server.alive:
                 return "tritonserver exited"
             report = self.check(self.server.url)
@@ -137,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m plates.server.supervisor", description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default="localhost:8000", help="the server's HTTP endpoint, for the health check")
     parser.add_argument("--heal", action="store_true", help="restart the server instead of exiting 1")
+    parser.add_argument(
+        "--gateway", action="store_true", help="also run plates gateway (configured by PLATES_GATEWAY_* variables)"
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- tritonserver [flags]")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -144,13 +161,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give the server's command after --")
 
     server = CommandServer(command, args.url)
-    supervisor = Supervisor(server, heal=args.heal)
+    # The gateway answers 503 until Triton is ready, and its /readyz says so.
+    gateway = GatewayProcess().start() if args.gateway else None
+    supervisor = Supervisor(server, heal=args.heal, gateway=gateway)
     server.start(wait_until_ready=False)
 
     def drain(signum: int, frame: object) -> None:
         supervisor.stop()
-        if server.triton is not None and server.triton.alive:
-            server.triton.process.send_signal(signal.SIGTERM)
+        for process in (server.triton, gateway):
+            if process is not None:
+                process.signal_stop()
 
     signal.signal(signal.SIGTERM, drain)
     signal.signal(signal.SIGINT, drain)
@@ -160,12 +180,17 @@ def main(argv: list[str] | None = None) -> int:
         if not supervisor.stopping.is_set():
             print(f"supervisor: {error}", file=sys.stderr, flush=True)
             server.kill()
+            if gateway is not None:
+                gateway.kill()
             return 1
     if supervisor.run() != 0:
         return 1
     # Stopped by a signal, already passed on: Triton drains within its --exit-timeout-secs; its code is the
     # container's. A second SIGTERM would cut the drain short, so this only waits.
-    return server.triton.finish(EXIT_TIMEOUT_S + 5)
+    code = server.triton.finish(EXIT_TIMEOUT_S + 5)
+    if gateway is not None:
+        gateway.finish(EXIT_TIMEOUT_S + 5)
+    return code
 
 
 if __name__ == "__main__":

@@ -120,3 +120,37 @@ def test_serving_flags_close_the_admin_apis_with_the_key_and_size_shared_memory(
     assert "--backend-config=python,shm-growth-byte-size=67108864" in flags
     monkeypatch.delenv("PLATES_ADMIN_KEY")
     assert serving_flags()[0] != serving_flags()[0], "without a key, a random one nobody knows"
+
+
+class FakeGateway:
+    def __init__(self):
+        self.alive = False
+        self.returncode = 78
+        self.events: list[str] = []
+
+    def start(self):
+        self.events.append("start")
+        self.alive = True
+        return self
+
+    def kill(self):
+        self.events.append("kill")
+        self.alive = False
+
+
+def test_a_gateway_that_exited_is_started_again_when_healing_and_triton_is_left_alone():
+    server, gateway, lines = FakeServer(), FakeGateway(), []
+    supervisor = Supervisor(server, heal=True, interval=0.001, check=lambda url: supervisor.stop() or HEALTHY,
+                            log=lines.append, gateway=gateway)  # fmt: skip
+    assert supervisor.run() == 0
+    assert gateway.events == ["start"] and server.events == []
+    assert "supervisor: the gateway exited with code 78; starting it again" in lines
+
+
+def test_a_gateway_that_exited_ends_the_container_with_its_server_when_not_healing():
+    server, gateway, lines = FakeServer(), FakeGateway(), []
+    supervisor = Supervisor(server, heal=False, interval=0.001, check=lambda url: HEALTHY, log=lines.append,
+                            gateway=gateway)  # fmt: skip
+    assert supervisor.run() == 1
+    assert server.events == ["kill"] and gateway.events == ["kill"]
+    assert lines[0] == "supervisor: the gateway exited with code 78"
