@@ -278,3 +278,27 @@ def format_sweep(levels: dict[int, Outcomes]) -> str:
             f"{len(levels[level].refused)} of {len(levels[level].accepted) + len(levels[level].refused)} refused"
         )
     return "\n".join(lines)
+
+
+def merge(runs: list[Outcomes]) -> Outcomes:
+    """Runs of the same requests taken in turns with others, as one: their requests and their seconds added up."""
+    merged = Outcomes()
+    for run in runs:
+        merged.accepted += run.accepted
+        merged.refused += run.refused
+        merged.failed += run.failed
+        merged.seconds += run.seconds
+    return merged
+
+
+def format_gateway(name: str, concurrency: int, direct: Outcomes, gateway: Outcomes) -> str:
+    """One photo through Triton direct and through the gateway: p50s, throughputs and what the gateway costs."""
+    if not direct.accepted or not gateway.accepted:
+        return f"{name}: concurrency {concurrency}: gateway or direct had no accepted request"
+    a, b = summarize(direct.accepted, direct.seconds), summarize(gateway.accepted, gateway.seconds)
+    return (
+        f"{name}: concurrency {concurrency}, {a.requests} direct and {b.requests} through the gateway, in turns: "
+        f"p50 {a.p50_ms:.1f} / {b.p50_ms:.1f} ms (gateway adds {b.p50_ms - a.p50_ms:+.1f} ms), "
+        f"{a.throughput:.2f} / {b.throughput:.2f} req/s (gateway {(b.throughput / a.throughput - 1) * 100:+.1f} %); "
+        f"refused {len(direct.refused)} / {len(gateway.refused)}"
+    )

@@ -1,37 +1,36 @@
-"""One PlatesClient per thread, for callers that send requests from several threads (bench, watch).
+"""One client per thread, for callers that send requests from several threads (bench, watch).
 
-A tritonclient HTTP client is not meant to be shared between threads.
+Neither a tritonclient HTTP client nor a requests session is meant to be shared between threads.
 """
 
 from __future__ import annotations
 
 import threading
+from typing import Callable, Generic, TypeVar
 
 import numpy as np
 
 from plates.client import Plate, PlatesClient
 from plates.retry import RetryPolicy
 
+C = TypeVar("C")
 
-class ThreadLocalClients:
-    """`recognize(image)` from any thread; `with ThreadLocalClients(url) as clients:` closes them all."""
 
-    def __init__(self, url: str, timeout: float = 60.0, retry: RetryPolicy = RetryPolicy()) -> None:
-        self.url, self.timeout, self.retry = url, timeout, retry
+class PerThread(Generic[C]):
+    """`client()` gives this thread's client, made by `make()` on its first call; close() closes them all."""
+
+    def __init__(self, make: Callable[[], C]) -> None:
+        self._make = make
         self._local = threading.local()
-        self._clients: list[PlatesClient] = []
+        self._clients: list[C] = []
         self._lock = threading.Lock()
 
-    def client(self) -> PlatesClient:
-        """This thread's client, made on its first call."""
+    def client(self) -> C:
         if not hasattr(self._local, "client"):
-            self._local.client = PlatesClient(self.url, self.timeout, self.retry)
+            self._local.client = self._make()
             with self._lock:
                 self._clients.append(self._local.client)
         return self._local.client
-
-    def recognize(self, image: bytes | np.ndarray) -> list[Plate]:
-        return self.client().recognize(image)
 
     def close(self) -> None:
         with self._lock:
@@ -39,8 +38,18 @@ class ThreadLocalClients:
                 client.close()
             self._clients.clear()
 
-    def __enter__(self) -> "ThreadLocalClients":
+    def __enter__(self):
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class ThreadLocalClients(PerThread[PlatesClient]):
+    """`recognize(image)` from any thread; `with ThreadLocalClients(url) as clients:` closes them all."""
+
+    def __init__(self, url: str, timeout: float = 60.0, retry: RetryPolicy = RetryPolicy()) -> None:
+        super().__init__(lambda: PlatesClient(url, timeout, retry))
+
+    def recognize(self, image: bytes | np.ndarray) -> list[Plate]:
+        return self.client().recognize(image)

@@ -11,11 +11,15 @@ server runs on this machine, its processes' memory at the start and end (a soak:
 runs each photo's file through the same pipeline in this process (the local model repository's models, configs and
 code), alternating with served requests, and prints both p50s side by side, with where the time goes by stage;
 and, in the same turns, the photo's pixels served through the pipeline and through the detector model alone.
+`--gateway URL` also sends each photo's file through `plates gateway` at URL, in turns with Triton direct at each
+level (direct, gateway, direct, gateway: both meet the same machine load), and prints both paths side by side: what
+the gateway adds to the p50 and what it costs in throughput.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 import cv2
@@ -25,9 +29,11 @@ from plates.benchmark import (
     MODELS,
     format_outcomes,
     format_run,
+    format_gateway,
     format_side_by_side,
     format_sweep,
     format_wire,
+    merge,
     model_statistics,
     model_time,
     run_requests,
@@ -36,9 +42,10 @@ from plates.benchmark import (
 )
 from plates.cli.client import add_url_option
 from plates.client import PlatesClient
-from plates.client_threads import ThreadLocalClients
+from plates.client_threads import PerThread, ThreadLocalClients
 from plates.exceptions import InvalidInputError, PlatesError, naming
 from plates.export import DEFAULT_REPOSITORY
+from plates.gateway.client import GatewayClient
 from plates.photos import decode_pixels, read_photo
 from plates.readiness import require_ready
 from plates.retry import NO_RETRY, RetryPolicy
@@ -73,6 +80,14 @@ def add_bench_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     parser.add_argument(
         "--repository", type=Path, default=DEFAULT_REPOSITORY, help="the model repository --in-process runs "
         "(default: the project's, as plates serve builds it)"
+    )
+    parser.add_argument(
+        "--gateway", metavar="URL", help="also time each photo's file through plates gateway at URL (such as "
+        "localhost:8080), in turns with Triton direct, and print both side by side"
+    )
+    parser.add_argument(
+        "--gateway-key", default=os.environ.get("PLATES_GATEWAY_KEY"), help="the token --gateway sends "
+        "(default: $PLATES_GATEWAY_KEY; none for a gateway on the loopback with no keys)"
     )
     parser.set_defaults(run=run_bench)
     return parser
@@ -165,6 +180,8 @@ def run_bench(args: argparse.Namespace) -> int:
         print(f"p50 latency as file relative to {first}: {ratios}")
     if args.in_process:
         compare_in_process(args, photos)
+    if args.gateway:
+        failures.extend(compare_gateway(args, {name: data for name, (data, _) in photos.items()}))
     if processes:
         print("server memory, after the warm-up to the end:")
         print(format_growth(start_memory, memory(processes)), flush=True)
@@ -173,6 +190,34 @@ def run_bench(args: argparse.Namespace) -> int:
     if failures:
         raise PlatesError(f"{len(failures)} requests failed; the first: {failures[0]}")
     return 0
+
+
+def compare_gateway(args: argparse.Namespace, files: dict[str, bytes]) -> list[PlatesError]:
+    """Each photo's file through Triton direct and through the gateway, in turns at each level; the failures."""
+    failures: list[PlatesError] = []
+    requests = None if args.duration is not None else max(1, args.requests // 2)
+    duration = None if args.duration is None else args.duration / 2
+    with ThreadLocalClients(args.url, timeout=args.timeout, retry=NO_RETRY) as direct, PerThread(
+        lambda: GatewayClient(args.gateway, args.gateway_key, args.timeout)
+    ) as gateway:
+        paths = {"direct": lambda data: direct.recognize(data), "gateway": lambda data: gateway.client().read(data)}
+        for name, data in files.items():
+            with naming(f"photo {name} through the gateway"):
+                for _ in range(args.warmup):
+                    paths["gateway"](data)
+            for concurrency in args.concurrency:
+                runs: dict[str, list] = {path: [] for path in paths}
+                for _ in range(2):
+                    for path, send in paths.items():
+                        with naming(f"photo {name} {path}"):
+                            runs[path].append(
+                                run_requests(lambda: send(data), requests, concurrency, duration, RetryPolicy().pause)
+                            )
+                outcomes = {path: merge(done) for path, done in runs.items()}
+                for done in outcomes.values():
+                    failures.extend(done.failed)
+                print(format_gateway(name, concurrency, outcomes["direct"], outcomes["gateway"]), flush=True)
+    return failures
 
 
 def compare_in_process(args: argparse.Namespace, photos: dict[str, tuple[bytes, np.ndarray]]) -> None:

@@ -10,10 +10,12 @@ from plates.benchmark import (
     Latency,
     ModelTime,
     Outcomes,
+    format_gateway,
     format_outcomes,
     format_run,
     format_sweep,
     format_wire,
+    merge,
     model_time,
     run_requests,
     summarize,
@@ -245,3 +247,17 @@ def test_side_by_side_with_the_detector_alone_times_the_pixels_both_ways_in_the_
         "  its pixels, served: p50 36.0 ms through the pipeline, 30.0 ms through the detector alone (yolo called "
         "directly): the pipeline takes 1.20 times the detector alone"
     )
+
+
+def test_merge_adds_up_the_runs_taken_in_turns():
+    merged = merge([Outcomes([0.1], [0.2], [], 1.0), Outcomes([0.3, 0.4], [], [PlatesError("x")], 2.0)])
+    assert merged.accepted == [0.1, 0.3, 0.4] and merged.refused == [0.2] and len(merged.failed) == 1
+    assert merged.seconds == 3.0
+
+
+def test_format_gateway_gives_what_the_gateway_adds_to_the_p50_and_costs_in_throughput():
+    direct, gateway = Outcomes([0.030] * 10, [], [], 1.0), Outcomes([0.032] * 9, [0.001], [], 1.0)
+    line = format_gateway("car.jpg", 4, direct, gateway)
+    assert "p50 30.0 / 32.0 ms (gateway adds +2.0 ms)" in line
+    assert "10.00 / 9.00 req/s (gateway -10.0 %)" in line and "refused 0 / 1" in line
+    assert "no accepted request" in format_gateway("car.jpg", 4, direct, Outcomes())
