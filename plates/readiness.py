@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import time
 import urllib.error
 import urllib.request
@@ -16,18 +17,29 @@ def normalize_url(url: str) -> str:
     return url if "://" in url else f"http://{url}"
 
 
-def is_ready(url: str, timeout: float = 2.0) -> bool:
+def not_ready(url: str, timeout: float = 2.0) -> str | None:
+    """None where a Triton server at `url` says it is ready; else why not, in a few words."""
     try:
         with urllib.request.urlopen(f"{normalize_url(url)}/v2/health/ready", timeout=timeout) as response:
-            return response.status == 200
-    except (urllib.error.URLError, OSError, ValueError):
-        return False
+            return None if response.status == 200 else f"/v2/health/ready answers HTTP {response.status}"
+    except urllib.error.HTTPError as error:
+        return f"/v2/health/ready answers HTTP {error.code}: not ready, or not Triton's HTTP endpoint"
+    except http.client.HTTPException:
+        # A gRPC port answers an HTTP/1.1 request with HTTP/2 frames, or hangs up.
+        return "something answers, but not over HTTP/1.1: not Triton's HTTP endpoint (its gRPC port?)"
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        return f"no server answers ({getattr(error, 'reason', error)})"
+
+
+def is_ready(url: str, timeout: float = 2.0) -> bool:
+    return not_ready(url, timeout) is None
 
 
 def require_ready(url: str) -> None:
     """Raise ServerUnavailableError naming the URL unless a Triton server there is ready: before a command's work."""
-    if not is_ready(url):
-        raise ServerUnavailableError(f"no ready Triton server at {normalize_url(url)}")
+    reason = not_ready(url)
+    if reason is not None:
+        raise ServerUnavailableError(f"no ready Triton server at {normalize_url(url)}: {reason}")
 
 
 def wait_for_server(
