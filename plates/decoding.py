@@ -5,12 +5,13 @@ send raw pixels or to draw), so both see the same pixels and reject the same fil
 a photo that claims to be too large, or is not JPEG or PNG, is refused before any pixel is decoded; a JPEG that
 stops before its end-of-image marker is refused as truncated, on any device.
 
-JPEG is decoded by torchvision's `decode_jpeg` with the instance's device: libjpeg-turbo on the CPU, nvJPEG on a
-GPU, so the CPU tests run the GPU's code path. On the CPU, with the header's checks and the swap to BGR, it takes
-about 1.3 times as long as `cv2.imdecode` (0.4 to 1.6 ms more a photo; README, "Photos as files"), and we keep it
-because it is the GPU's call and it raises on a truncated photo, where `cv2.imdecode` fills the missing part with
-grey and returns it as a photo. PIL also raises, but is twice as slow on a 1920x1080 frame. PNG has no GPU decoder:
-decoded on the CPU, then moved.
+On the CPU a JPEG is decoded by simplejpeg (libjpeg-turbo) in strict mode: what libjpeg reports as corrupt data
+(a photo cut short with an end-of-image marker appended, random bytes in its middle) is an error, where
+torchvision's `decode_jpeg` and `cv2.imdecode` only print libjpeg's warning and return the damaged photo as if it
+were whole. It gives BGR directly, the same pixels as `cv2.imread`, in 4.3 ms for a 1920x1080 frame where
+torchvision with the channel swap took 6.7 (docs/performance.md). On a GPU the JPEG is decoded by nvJPEG through
+torchvision's `decode_jpeg`, which raises on what nvJPEG rejects. PNG is decoded by torchvision (libpng, which
+checks every chunk's CRC) on the CPU, then moved.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 
 import cv2
 import numpy as np
+import simplejpeg
 import torch
 from PIL import Image
 from torchvision.io import ImageReadMode, decode_jpeg, decode_png
@@ -83,6 +85,12 @@ def decode_image(data: bytes, device: torch.device, what: str = "image") -> torc
     """`data`, a JPEG or PNG file's bytes, as an HWC BGR uint8 tensor on `device`, turned upright as its EXIF says
     (as `cv2.imread` does). InvalidInputError naming `what` and the fault for anything else."""
     header = read_header(data, what)
+    if header.format == "JPEG" and device.type == "cpu":
+        try:
+            pixels = simplejpeg.decode_jpeg(data, colorspace="BGR", strict=True)
+        except ValueError as error:
+            raise InvalidInputError(f"{what} is a corrupt or truncated JPEG: {error}") from error
+        return upright_hwc(torch.from_numpy(pixels), header.orientation)
     encoded = torch.frombuffer(bytearray(data), dtype=torch.uint8)
     try:
         if header.format == "JPEG":
@@ -106,6 +114,13 @@ def bgr(rgb: torch.Tensor) -> torch.Tensor:
         # model's process, whose OpenMP threads it must wake (README, Speed: yolo swaps the channels).
         return torch.from_numpy(cv2.cvtColor(np.ascontiguousarray(hwc.numpy()), cv2.COLOR_RGB2BGR))
     return hwc.flip(2).contiguous()
+
+
+def upright_hwc(hwc: torch.Tensor, orientation: int) -> torch.Tensor:
+    """An HWC image stored with EXIF `orientation`, turned as it is meant to be seen, contiguous."""
+    if orientation == 1:
+        return hwc
+    return upright(hwc.permute(2, 0, 1), orientation).permute(1, 2, 0).contiguous()
 
 
 def upright(chw: torch.Tensor, orientation: int) -> torch.Tensor:

@@ -52,6 +52,28 @@ def test_truncated_photo_is_refused_naming_it_and_the_server_stays_ready(triton_
     assert is_ready(triton_url)
 
 
+def cut_with_end_marker(data: bytes) -> bytes:
+    return data[: len(data) * 3 // 10] + b"\xff\xd9"
+
+
+def random_bytes_in_middle(data: bytes) -> bytes:
+    middle, damaged = len(data) // 2, bytearray(data)
+    damaged[middle : middle + 2000] = np.random.default_rng(1).integers(0, 256, 2000, dtype=np.uint8).tobytes()
+    return bytes(damaged)
+
+
+@pytest.mark.parametrize("damage", [cut_with_end_marker, random_bytes_in_middle])
+@pytest.mark.parametrize("raw", [False, True], ids=["file", "raw"])
+def test_corrupt_photo_is_an_error_naming_the_file_never_no_plates(triton_url, samples, tmp_path, capsys, damage, raw):
+    photo = tmp_path / "corrupt.jpg"
+    photo.write_bytes(damage((samples / "car.jpg").read_bytes()))
+    assert main([str(photo), "--url", triton_url, *(["--raw"] if raw else [])]) == InvalidInputError.exit_code
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith(f"error: {photo}"), captured
+    assert "corrupt or truncated JPEG" in captured.err and len(captured.err.splitlines()) == 1
+    assert is_ready(triton_url)
+
+
 def bytes_input(data: bytes) -> httpclient.InferInput:
     tensor = httpclient.InferInput("image_bytes", [1], "BYTES")
     tensor.set_data_from_numpy(np.array([data], dtype=np.object_))
