@@ -8,23 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || { echo "usage: $0 ENGINE [OPTIONS...]" >&2; exit 2; }
 ENGINE=("$@")
-DEBIAN=localhost/plates-stand-in/debian:bookworm
-MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+source scripts/lib/engine.sh
 
-# A registry-free Debian 12: debootstrap, imported as an image. Made once; the engine keeps it.
-if ! "${ENGINE[@]}" image inspect "$DEBIAN" >/dev/null 2>&1; then
-  if ! command -v debootstrap >/dev/null; then
-    [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null \
-      || { echo "stand-in-bases: debootstrap is needed (as root) to make a Debian base" >&2; exit 1; }
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
-  fi
-  root=$(mktemp -d /var/tmp/plates-debian.XXXXXX)
-  trap 'rm -rf "$root"' EXIT
-  echo "stand-in-bases: debootstrap bookworm from $MIRROR" >&2
-  debootstrap --variant=minbase bookworm "$root" "$MIRROR" >/dev/null
-  tar -C "$root" -c . | "${ENGINE[@]}" import - "$DEBIAN" >/dev/null
-  rm -rf "$root"
-fi
+# A registry-free Debian 12 (scripts/lib/engine.sh): debootstrap, imported as an image. Made once; the engine keeps it.
+make_debian_base
 
 # The build context: the wheel's Triton with the Python backend, the project's PyTorch stand-in, their libraries.
 context=$(mktemp -d /var/tmp/plates-stand-in.XXXXXX)
@@ -38,7 +25,7 @@ cp -r "$wheel/../nvidia_pytriton.libs" "$context/libs"
 cp deploy/stand-in/Containerfile "$context/"
 for target in python tritonserver; do
   tag=$([ $target = python ] && echo bookworm || echo 2.51)
-  "${ENGINE[@]}" build -q --target "$target" --build-arg DEBIAN="$DEBIAN" \
+  "${ENGINE[@]}" build -q --target "$target" --build-arg DEBIAN="$DEBIAN_BASE" \
     -t "localhost/plates-stand-in/$target:$tag" -f "$context/Containerfile" "$context" >/dev/null
 done
 echo "stand-in-bases: localhost/plates-stand-in/python:bookworm, localhost/plates-stand-in/tritonserver:2.51" >&2

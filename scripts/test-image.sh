@@ -21,25 +21,9 @@ BASE="${PLATES_IMAGE_BASE:-auto}"
 case "$BASE" in auto | ngc | stand-in) ;; *) die "PLATES_IMAGE_BASE must be auto, ngc or stand-in, not '$BASE'" ;; esac
 
 # --- the engine --------------------------------------------------------------------------------------------------
-ENGINE=()
-if command -v docker >/dev/null && docker info >/dev/null 2>&1; then
-  ENGINE=(docker)
-else
-  if ! command -v podman >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    say "no Docker engine answers; installing Podman from the distribution's packages"
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc >/dev/null \
-      || die "neither a Docker engine nor Podman can run here: installing podman failed"
-  fi
-  if command -v podman >/dev/null; then
-    # Sandboxes that refuse raising rlimits refuse Podman's default ulimits; runc and cgroupfs work where crun and
-    # systemd's cgroup manager do not (hybrid cgroups, no systemd). Both are right on an ordinary host too.
-    export CONTAINERS_CONF="${CONTAINERS_CONF:-$PWD/deploy/stand-in/containers.conf}"
-    ENGINE=(podman --cgroup-manager cgroupfs)
-    command -v runc >/dev/null && ENGINE+=(--runtime runc)
-  fi
-fi
-[ ${#ENGINE[@]} -gt 0 ] || die "neither a Docker engine nor Podman is available here; install one to test the image"
-"${ENGINE[@]}" info >/dev/null 2>&1 || die "${ENGINE[0]} is installed but cannot run containers here: ${ENGINE[*]} info fails"
+# The shared engine code (scripts/lib/engine.sh) sets ENGINE, installing Podman where no engine answers.
+source scripts/lib/engine.sh
+select_engine "to test the image"
 say "engine: ${ENGINE[*]}"
 
 # The project's environment: the tests that run against the container, the weights lookup, the stand-ins' Triton.
