@@ -11,6 +11,7 @@ import time
 import urllib.error
 import urllib.request
 
+import psutil
 import pytest
 
 from plates.client import PlatesClient
@@ -110,5 +111,7 @@ def test_local_server_listens_on_loopback_only(request, triton_url):
     if request.config.getoption("--triton-url"):
         pytest.skip("the local launcher's address")
     port = int(triton_url.rsplit(":", 1)[1])
-    listening = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True).stdout
-    assert listening and all(line.split()[3] == f"127.0.0.1:{port}" for line in listening.splitlines()), listening
+    # psutil reads the kernel's socket tables itself: `ss` (iproute2) is not on every machine.
+    sockets = psutil.net_connections("tcp")
+    listening = [c.laddr for c in sockets if c.status == psutil.CONN_LISTEN and c.laddr.port == port]
+    assert listening and all(address.ip == "127.0.0.1" for address in listening), listening

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
+import os
 import sys
 import time
+
+import psutil
 
 from plates.server.health import HealthReport, ModelHealth
 from plates.server.options import ADMIN_HEADER, serving_flags
@@ -75,7 +77,7 @@ def test_a_server_that_exited_is_restarted():
     assert server.events == ["kill", "start"] and "supervisor: tritonserver exited" in lines
 
 
-def alive(pid: str) -> bool:
+def alive(pid: int) -> bool:
     """Not gone, nor a zombie waiting for its new parent to reap it."""
     try:
         return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
@@ -83,8 +85,16 @@ def alive(pid: str) -> bool:
         return False
 
 
-def group(pgid: int) -> list[str]:
-    return subprocess.run(["pgrep", "-g", str(pgid)], capture_output=True, text=True).stdout.split()
+def group(pgid: int) -> list[int]:
+    """The processes of a process group, zombies included, as `pgrep -g` lists them (procps is not on every machine)."""
+    members = []
+    for pid in psutil.pids():
+        try:
+            if os.getpgid(pid) == pgid:
+                members.append(pid)
+        except ProcessLookupError:  # gone since the listing
+            pass
+    return members
 
 
 def test_kill_ends_the_whole_process_group_and_removes_its_shared_memory(tmp_path, monkeypatch):
