@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
 # The serving image: Triton 2.51 (NGC 24.10) with the plates package and a model repository built from weights/.
+# Published: plates gateway on 8080 alone; Triton's 8000-8002 stay inside the container or pod (docs/security.md).
 #   docker build -t plates:0.1.0 .                                     # models on the GPU (KIND_GPU)
 #   docker build --build-arg INSTANCE_KIND=cpu -t plates:0.1.0-cpu .   # the same image, models on the CPU
 # weights/ must hold stn.pth and lprnet.pth next to plate_detector.pt (see docs/deploy.md).
@@ -71,7 +72,10 @@ RUN --mount=type=bind,source=weights,target=/tmp/weights \
 
 # triton-server, made by the base image; numeric so Kubernetes can check runAsNonRoot.
 USER 1000:1000
-EXPOSE 8000 8001 8002
+# The gateway alone: `docker run -P` publishes only it. Triton's 8000 (HTTP), 8001 (gRPC) and 8002 (metrics) still
+# listen, for the gateway and the probes inside the container, and in Kubernetes for labelled clients through the
+# Service plates-triton; publishing them (scripts/test-image.sh does, on 127.0.0.1) is a choice made per run.
+EXPOSE 8080
 # The deep check: every model answers a small request (Triton 2.51 keeps saying ready after a model's stub died).
 HEALTHCHECK --interval=10s --timeout=10s --start-period=180s --retries=2 \
     CMD ["python3", "-m", "plates.server.health", "--url", "localhost:8000"]

@@ -159,13 +159,18 @@ def kustomization() -> dict:
 
 @pytest.fixture(scope="session")
 def manifests(kustomization) -> dict[str, dict]:
-    """The resources the kustomization lists, by kind."""
+    """The resources the kustomization lists, by "Kind/name" ("Service/plates")."""
     documents = {}
     for resource in kustomization["resources"]:
         for document in yaml.safe_load_all((K8S_DIR / resource).read_text()):
-            assert document["kind"] not in documents, f"two {document['kind']} resources"
-            documents[document["kind"]] = document
+            key = f"{document['kind']}/{document['metadata']['name']}"
+            assert key not in documents, f"two {key} resources"
+            documents[key] = document
     return documents
+
+
+def of_kind(manifests: dict[str, dict], kind: str) -> list[dict]:
+    return [document for key, document in manifests.items() if key.split("/")[0] == kind]
 
 
 class DockerIgnore:

@@ -11,13 +11,17 @@ import pytest
 import yaml
 from google.protobuf import text_format
 
-from .conftest import ROOT, docker_bytes, dev_tool, option
+from .conftest import ROOT, K8S_DIR, docker_bytes, dev_tool, k8s_bytes, option
 
 TRITON_IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"
 CONVERT_SCRIPT = "convert/build_model_repository.py"
-PORTS = {8000, 8001, 8002}
-# Every model answers a small request: the one health check of the image, compose and Kubernetes.
+# Published: the gateway alone. Triton's ports listen inside the container (and the pod) only.
+PORTS = {8080}
+TRITON_PORTS = {8000, 8001, 8002}
+# Every model answers a small request: the check the supervisor runs, and the image's HEALTHCHECK until the gateway's
+# /readyz (that check's last answer) replaces it.
 DEEP_CHECK = ["python3", "-m", "plates.server.health", "--url", "localhost:8000"]
+READYZ = "http://127.0.0.1:8080/readyz"
 
 
 def convert_command(dockerfile) -> list[str]:
@@ -175,11 +179,11 @@ def test_image_runs_as_non_root(dockerfile):
     assert uid.isdigit() and int(uid) != 0, f"USER {user}: numeric and not root, so runAsNonRoot can check it"
 
 
-def test_image_exposes_triton_ports_and_checks_readiness(dockerfile):
+def test_image_exposes_the_gateway_alone_and_checks_readiness(dockerfile):
     exposed = {int(port) for instruction in dockerfile.final("EXPOSE") for port in instruction.args.split()}
-    assert exposed == PORTS
-    healthcheck = dockerfile.final("HEALTHCHECK")[-1].args
-    assert json.loads(healthcheck.split(" CMD ", 1)[1]) == DEEP_CHECK
+    assert exposed == PORTS and not exposed & TRITON_PORTS
+    healthcheck = json.loads(dockerfile.final("HEALTHCHECK")[-1].args.split(" CMD ", 1)[1])
+    assert healthcheck == DEEP_CHECK or READYZ in " ".join(healthcheck), healthcheck
 
 
 def test_image_starts_strict_tritonserver(dockerfile):
@@ -194,6 +198,8 @@ def test_dockerignore_keeps_the_context_to_what_the_build_uses(dockerfile, docke
     for path in ["tests/conftest.py", ".venv/bin/python", "runs/detect/train/weights/best.pt", ".git/HEAD",
                  ".pytest_cache/v/cache/nodeids", "plates/__pycache__/images.cpython-311.pyc",
                  "backends/pytorch/model.py", "shared/data/samples/car.jpg",
+                 # compose.yaml's default source of the gateway's keys, beside the Dockerfile.
+                 "gateway-keys",
                  # Generated: the image makes them from weights/ with the convert script.
                  "model_repository/stn/1/model.pt", "model_repository/yolo/1/plate_detector.pt",
                  "model_repository/yolo/1/plate_detector.onnx"]:  # fmt: skip
@@ -237,12 +243,54 @@ def test_compose_reserves_a_gpu_for_the_gpu_service(compose):
     assert compose["services"]["plates-cpu"]["profiles"] == ["cpu"], "docker compose up must start one service"
 
 
-def test_compose_publishes_triton_ports_and_checks_readiness(compose):
+def interpolate(value: str, environment: dict[str, str]) -> str:
+    """Compose's ${VAR:-default} and ${VAR}, as `docker compose` fills them from the environment."""
+    return re.sub(r"\$\{(\w+)(?::-([^}]*))?\}", lambda m: environment.get(m.group(1)) or m.group(2) or "", value)
+
+
+def published(service: dict, environment: dict[str, str]) -> set[tuple[str, int, int]]:
+    """(host address, host port, container port) of each published port."""
+    ports = set()
+    for entry in service["ports"]:
+        address, host, container = interpolate(entry, environment).rsplit(":", 2)
+        ports.add((address, int(host), int(container)))
+    return ports
+
+
+def test_compose_publishes_the_gateway_alone_on_the_loopback_unless_told(compose):
     for name, service in compose["services"].items():
-        published = {tuple(map(int, port.split(":"))) for port in service["ports"]}
-        assert published == {(port, port) for port in PORTS}, name
-        assert service["healthcheck"]["test"] == ["CMD", *DEEP_CHECK], name
+        assert published(service, {}) == {("127.0.0.1", 8080, 8080)}, name
+        wider = published(service, {"PLATES_BIND": "0.0.0.0"})
+        assert wider == {("0.0.0.0", 8080, 8080)}, f"{name}: PLATES_BIND must choose the address"
+
+
+def test_compose_checks_the_gateways_readiness_and_restarts(compose):
+    for name, service in compose["services"].items():
+        test = service["healthcheck"]["test"]
+        assert test[:2] == ["CMD", "python3"] and READYZ in test[-1], name
         assert service["restart"] == "unless-stopped", f"{name}: the supervisor exits for a fresh container"
+
+
+def test_compose_drops_privileges_and_bounds_memory_and_processes(compose):
+    limit = k8s_bytes(
+        yaml.safe_load((K8S_DIR / "deployment.yaml").read_text())["spec"]["template"]["spec"]["containers"][0][
+            "resources"]["limits"]["memory"]
+    )  # fmt: skip
+    for name, service in compose["services"].items():
+        assert service["cap_drop"] == ["ALL"] and "cap_add" not in service, name
+        assert "no-new-privileges:true" in service["security_opt"], name
+        assert "privileged" not in service and "user" not in service, f"{name}: the image's UID 1000 runs it"
+        # /dev/shm's pages count against the limit: room for it, and the same limit as the pod's.
+        assert docker_bytes(service["mem_limit"]) == limit >= docker_bytes(service["shm_size"]) + 4 * 2**30, name
+        assert 512 <= int(service["pids_limit"]) <= 65536, name
+
+
+def test_compose_gives_the_gateway_its_keys_as_a_secret_file(compose):
+    for name, service in compose["services"].items():
+        assert "PLATES_GATEWAY_KEYS" not in service["environment"], f"{name}: keys in the environment show"
+        [secret] = service["secrets"]
+        assert service["environment"]["PLATES_GATEWAY_KEYS_FILE"] == f"/run/secrets/{secret}", name
+        assert set(compose["secrets"][secret]) == {"file"}, "a file the operator writes, never a value in here"
 
 
 def test_compose_waits_for_triton_to_drain(compose, dockerfile):
@@ -261,7 +309,8 @@ def test_compose_services_use_only_known_keys():
     # yaml.safe_load resolves the x-triton anchor; a typo in a merged key would otherwise pass silently.
     raw = yaml.safe_load((ROOT / "compose.yaml").read_text())
     allowed = {"image", "build", "deploy", "profiles", "shm_size", "ports", "healthcheck", "stop_grace_period",
-               "restart", "read_only", "tmpfs"}  # fmt: skip
+               "restart", "read_only", "tmpfs", "mem_limit", "pids_limit", "cap_drop", "security_opt", "environment",
+               "secrets"}  # fmt: skip
     for name, service in raw["services"].items():
         assert set(service) <= allowed, f"{name}: unexpected keys {set(service) - allowed}"
 
