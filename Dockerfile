@@ -1,13 +1,18 @@
 # syntax=docker/dockerfile:1
-# The serving image: Triton 2.51 (NGC 24.10) with the plates package and a model repository built from weights/.
+# The serving image: Triton 2.71 (NGC 26.07) with the plates package and a model repository built from weights/.
 # Published: plates gateway on 8080 alone; Triton's 8000-8002 stay inside the container or pod (docs/security.md).
 #   docker build -t plates:0.1.0 .                                     # models on the GPU (KIND_GPU)
 #   docker build --build-arg INSTANCE_KIND=cpu -t plates:0.1.0-cpu .   # the same image, models on the CPU
 # weights/ must hold stn.pth and lprnet.pth next to plate_detector.pt (see docs/deploy.md).
 # The two bases are build arguments so that scripts/test-image.sh can build the same file on local stand-ins where
 # neither can be pulled (docs/deploy.md, "Stand-in bases"); the defaults are the production bases.
-ARG LOCK_BASE=python:3.10-slim-bookworm
-ARG TRITON_BASE=nvcr.io/nvidia/tritonserver:24.10-py3
+# NGC 26.07 (Triton 2.71) has the fixes of every Triton security bulletin up to May 2026: 25.07 fixed
+# CVE-2025-23310/23311/23319/23320/23334, later bulletins need r25.08, r26.02 and r26.03 (docs/deploy.md). It is the
+# newest release whose published matrix this project meets: Ubuntu 24.04 with Python 3.12 for the stub (the lock is
+# resolved for 3.10 to 3.12), a libtorch (2.10 or later) that loads the TorchScript torch 2.5.1 writes, and CUDA 13.3
+# (a driver of branch 580 or later). The lock stage runs the stub's Python, the interpreter the image installs for.
+ARG LOCK_BASE=python:3.12-slim-bookworm
+ARG TRITON_BASE=nvcr.io/nvidia/tritonserver:26.07-py3
 
 # Stage 1 turns poetry.lock into a hashed requirements file and builds the package wheel, so the serving stage
 # installs exactly the locked versions without Poetry in it.
@@ -36,7 +41,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     GOMP_SPINCOUNT=10000
 
 # opencv-python needs libGL and GLib, which the Triton image lacks. Not pinned to a version: the same file builds
-# on NGC's Ubuntu 22.04 and on the Debian 12 stand-in, which share no version string, and each release's archive
+# on NGC's Ubuntu 24.04 and on the Debian 12 stand-in, which share no version string, and each release's archive
 # keeps only its latest security build; the base image's tag pins the release.
 # The base image creates triton-server (UID 1000) without a home; Ultralytics and matplotlib want one.
 # hadolint ignore=DL3008
@@ -45,18 +50,21 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/* \
     && install -d -o 1000 -g 1000 /home/triton-server
 
-# Into the image's system python3 (3.10): the interpreter the Python backend stub embeds. pip checks every
-# package against the lock's hashes. Ubuntu's pip 22.0 predates the wheel metadata (2.4) poetry-core 2 writes.
+# Into the image's system python3 (3.12): the interpreter the Python backend stub embeds. pip checks every
+# package against the lock's hashes; the lock's pip first, since the base's own can predate the wheel metadata (2.4)
+# poetry-core 2 writes. Ubuntu 24.04 marks its python3 EXTERNALLY-MANAGED (PEP 668), which makes pip refuse to
+# install into it: --break-system-packages, because the stub embeds this interpreter and no other, so the packages
+# must be its own (a virtual environment would be invisible to the stub).
 # The download cache is a build cache mount, never a layer: a rebuild after a lock change fetches only what changed
 # (PyTorch's CUDA wheels alone are about 3 GB). The locked packages come before the project's own wheel, so that a
 # code change rebuilds from here on without reinstalling them.
 COPY --from=lock /src/requirements.txt /tmp/plates/
 RUN --mount=type=cache,target=/root/.cache/pip \
-    python3 -m pip install pip==25.0.1 \
-    && python3 -m pip install --require-hashes -r /tmp/plates/requirements.txt \
+    python3 -m pip install --break-system-packages pip==25.0.1 \
+    && python3 -m pip install --break-system-packages --require-hashes -r /tmp/plates/requirements.txt \
     && rm -rf /tmp/plates
 COPY --from=lock /src/dist/ /tmp/plates/
-RUN python3 -m pip install --no-cache-dir --no-deps /tmp/plates/plates-*.whl \
+RUN python3 -m pip install --break-system-packages --no-cache-dir --no-deps /tmp/plates/plates-*.whl \
     && rm -rf /tmp/plates
 
 # The committed configs and adapters, then the generated files from the same script `scripts/setup.sh` runs

@@ -13,7 +13,16 @@ from google.protobuf import text_format
 
 from .conftest import ROOT, K8S_DIR, docker_bytes, dev_tool, k8s_bytes, option
 
-TRITON_IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"
+TRITON_IMAGE = "nvcr.io/nvidia/tritonserver:26.07-py3"
+# What NGC publishes for that tag (GitHub release v2.71.0, "corresponding to NGC container 26.07"; the release
+# compatibility matrix's 26.07 rows: Python 3.12.3 on Ubuntu 24.04). The Python is the stub's, so the image's.
+TRITON_VERSION = (2, 71)
+STUB_PYTHON = (3, 12)
+LOCK_IMAGE = "python:3.12-slim-bookworm"
+# plates serve and the stand-in base: the tritonserver of the nvidia-pytriton wheel.
+LOCAL_TRITON_VERSION = (2, 51)
+# The newest Triton security bulletin read (May 2026) is fixed in r26.03; the issue's (August 2025) in 25.07.
+FIXED_IN = (26, 3)
 CONVERT_SCRIPT = "convert/build_model_repository.py"
 # Published: the gateway alone. Triton's ports listen inside the container (and the pod) only.
 PORTS = {8080}
@@ -48,22 +57,86 @@ def test_dockerfile_passes_hadolint():
     assert result.returncode == 0 and not findings, json.dumps(findings, indent=1) + result.stderr
 
 
-def test_image_is_triton_of_the_pinned_client(dockerfile):
-    """NGC YY.MM ships Triton 2.N with N = 51 at 24.10, one per month: the base image must match tritonclient."""
-    base = dockerfile.base()
-    assert base == TRITON_IMAGE
-    year, month = map(int, re.search(r":(\d\d)\.(\d\d)-py3$", base).groups())
-    pinned = re.search(r'"tritonclient\[[^\]]*\]==2\.(\d+)\.\d+"', (ROOT / "pyproject.toml").read_text())
+def release(image: str) -> tuple[int, int]:
+    match = re.search(r":(\d\d)\.(\d\d)-py3$", image)
+    assert match, f"not an NGC Triton release tag: {image}"
+    return int(match.group(1)), int(match.group(2))
+
+
+def test_production_base_has_the_published_security_fixes(dockerfile):
+    assert release(dockerfile.base()) >= FIXED_IN, "Triton before r26.03 has published vulnerabilities"
+
+
+def test_pinned_client_speaks_to_both_servers(dockerfile):
+    """tritonclient is the local server's (2.51, plates serve and the stand-in) and no newer than the image's."""
+    assert dockerfile.base() == TRITON_IMAGE
+    pinned = re.search(r'"tritonclient\[[^\]]*\]==(\d+)\.(\d+)\.\d+"', (ROOT / "pyproject.toml").read_text())
     assert pinned, "tritonclient is not pinned to one version in pyproject.toml"
-    assert int(pinned.group(1)) == 51 + (year - 24) * 12 + (month - 10)
+    client = (int(pinned.group(1)), int(pinned.group(2)))
+    assert client == LOCAL_TRITON_VERSION
+    assert client <= TRITON_VERSION, "a client newer than the image's server may call what it lacks"
 
 
 def test_bases_are_build_arguments_defaulting_to_the_production_images(dockerfile):
     assert dockerfile.instructions[0].keyword == "ARG"  # declared before any FROM, so FROM can use them
-    assert [dockerfile.base(stage) for stage in range(dockerfile.final_stage + 1)] == [
-        "python:3.10-slim-bookworm",
-        TRITON_IMAGE,
-    ]
+    assert [dockerfile.base(stage) for stage in range(dockerfile.final_stage + 1)] == [LOCK_IMAGE, TRITON_IMAGE]
+
+
+def test_lock_stage_runs_the_stubs_python_and_the_project_supports_it(dockerfile):
+    version = re.fullmatch(r"python:(\d+)\.(\d+)-.*", dockerfile.base(0))
+    assert version and tuple(map(int, version.groups())) == STUB_PYTHON
+    from packaging.specifiers import SpecifierSet
+
+    requires = re.search(r'^requires-python = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    assert "{}.{}.0".format(*STUB_PYTHON) in SpecifierSet(requires), f"requires-python {requires}"
+
+
+def test_pip_may_install_into_the_externally_managed_system_python(dockerfile):
+    """Ubuntu 24.04 marks its python3 EXTERNALLY-MANAGED (PEP 668): each pip install into it must say so."""
+    installs = [c for c in dockerfile.run_commands() if c[:4] == ["python3", "-m", "pip", "install"]]
+    assert len(installs) >= 3
+    assert all("--break-system-packages" in c for c in installs), installs
+
+
+# Locked packages of the image with no wheel for the stub's Python, so that pip would build them from source (a
+# compiler and Python's headers, which NGC's runtime image may lack): geventhttpclient 2.0.2, the newest that
+# tritonclient 2.51's http extra allows, has wheels up to Python 3.11 only. Empty this set when the dependency moves.
+NO_WHEEL_FOR_THE_STUB = {"geventhttpclient"}
+
+
+def test_lock_has_a_wheel_for_the_stubs_python_for_each_package_of_the_image():
+    tomllib = pytest.importorskip("tomllib")
+    from packaging.markers import Marker
+    from packaging.tags import compatible_tags, cpython_tags
+    from packaging.utils import parse_wheel_filename
+
+    # Ubuntu 24.04: glibc 2.39 on x86_64.
+    platforms = [f"manylinux_2_{minor}_x86_64" for minor in range(39, 4, -1)]
+    platforms += ["manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64"]
+    interpreter, version = "cp{}{}".format(*STUB_PYTHON), "{}.{}".format(*STUB_PYTHON)
+    supported = set(cpython_tags(STUB_PYTHON, [interpreter], platforms))
+    supported |= set(compatible_tags(STUB_PYTHON, interpreter, platforms))
+    environment = {"python_version": version, "python_full_version": f"{version}.3", "sys_platform": "linux",
+                   "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix",
+                   "implementation_name": "cpython", "platform_python_implementation": "CPython",
+                   "extra": ""}  # fmt: skip
+    lock = tomllib.loads((ROOT / "poetry.lock").read_text())
+    without, checked = set(), 0
+    for package in lock["package"]:
+        if "main" not in package.get("groups", []):
+            continue
+        markers = package.get("markers")
+        markers = markers.get("main") if isinstance(markers, dict) else markers
+        if markers and not Marker(markers).evaluate(environment):
+            continue
+        checked += 1
+        wheels = [f["file"] for f in package["files"] if f["file"].endswith(".whl")]
+        if not any(parse_wheel_filename(wheel)[3] & supported for wheel in wheels):
+            without.add(package["name"])
+    assert checked > 50 and {"torch", "numpy", "onnxruntime", "uvloop"} <= {
+        p["name"] for p in lock["package"] if "main" in p.get("groups", [])
+    }
+    assert without == NO_WHEEL_FOR_THE_STUB
 
 
 def test_requirements_come_from_the_lock_main_group(dockerfile):
