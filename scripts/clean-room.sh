@@ -76,11 +76,11 @@ git -c safe.directory="*" clone -q --no-checkout /src /work/plates
 cd /work/plates
 git checkout -q --detach "$COMMIT"
 echo "clean-room: cloned $(git log --oneline -1 | cut -c1-100)" >&2
-timeout 2400 scripts/setup.sh
+timeout 1800 scripts/setup.sh
 phase setup_s $SECONDS
 SECONDS=0
 status=0
-timeout 3000 scripts/test.sh "$@" || status=$?
+timeout 1800 scripts/test.sh "$@" || status=$?
 phase tests_s $SECONDS
 exit $status
 '
@@ -95,7 +95,7 @@ SECONDS=0
 status=0
 # --init reaps the stubs that the integration tests kill and orphan; Triton's Python backend keeps its tensors in
 # /dev/shm (the engines' 64 MB default is too small); /tmp is the container's own disk.
-timeout 7200 "${ENGINE[@]}" run --rm --init --name "$NAME" --shm-size 1g "${MOUNTS[@]}" "${ENVIRONMENT[@]}" \
+timeout 3600 "${ENGINE[@]}" run --rm --init --name "$NAME" --shm-size 1g "${MOUNTS[@]}" "${ENVIRONMENT[@]}" \
   -e PREREQUISITES="$prerequisites" -e COMMIT="$commit" -w /work "$DEBIAN_BASE" \
   bash -c "$inner" clean-room "$@" || status=$?
 total_s=$SECONDS
