@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the local stand-ins for the serving image's two bases (docs/deploy.md, "Stand-in bases"), where neither
-# python:3.10-slim-bookworm nor nvcr.io/nvidia/tritonserver:24.10-py3 can be pulled:
+# python:3.12-slim-bookworm nor nvcr.io/nvidia/tritonserver:26.07-py3 can be pulled:
 #   localhost/plates-stand-in/python:bookworm, localhost/plates-stand-in/tritonserver:2.51
 # Usage: scripts/stand-in-bases.sh ENGINE [ENGINE OPTIONS...]   (as scripts/test-image.sh calls it), in the
 # project's environment (scripts/setup.sh), whose nvidia-pytriton wheel provides Triton.

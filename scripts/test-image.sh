@@ -15,7 +15,7 @@ die() { say "$*"; exit 1; }
 now() { date +%s.%N; }
 seconds() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", b - a }'; }
 
-TRITON_IMAGE=nvcr.io/nvidia/tritonserver:24.10-py3
+TRITON_IMAGE=nvcr.io/nvidia/tritonserver:26.07-py3
 VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml | head -1)
 BASE="${PLATES_IMAGE_BASE:-auto}"
 case "$BASE" in auto | ngc | stand-in) ;; *) die "PLATES_IMAGE_BASE must be auto, ngc or stand-in, not '$BASE'" ;; esac
