@@ -36,6 +36,12 @@ class ModelConfigError(PlatesError):
     exit_code = 78  # EX_CONFIG
 
 
+class SettingsError(PlatesError):
+    """A command's flags, environment or files that cannot work, or cannot work safely, together."""
+
+    exit_code = 78  # EX_CONFIG
+
+
 class WeightsError(PlatesError):
     """A weight file is missing or is not the file we expect."""
 

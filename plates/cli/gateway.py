@@ -1,0 +1,44 @@
+"""plates gateway: the service's public HTTP API (Plate Recognizer's Snapshot API) in front of Triton.
+
+Flags fall back to PLATES_GATEWAY_* variables, then to defaults; API keys come from PLATES_GATEWAY_KEYS or a keys
+file. Without keys it listens on the loopback only, and refuses to start (exit 78) when asked to listen wider.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from plates.exceptions import PlatesError
+from plates.gateway import server
+from plates.gateway.settings import add_arguments, settings_from
+
+HELP = "serve the public HTTP API (Plate Recognizer's Snapshot API) in front of Triton"
+
+
+def add_gateway_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser("gateway", help=HELP, description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    parser.set_defaults(run=run_gateway)
+    return parser
+
+
+def run_gateway(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # Its warnings repeat what the access log's line already says of a malformed form (refused=invalid_form).
+    logging.getLogger("python_multipart").setLevel(logging.ERROR)
+    return server.run(settings)
+
+
+def main(argv: list[str]) -> int:
+    """`plates gateway ARGS`, parsed without the other commands (plates.cli.main comes here first)."""
+    parser = argparse.ArgumentParser(prog="plates gateway", description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run_gateway(args)
+    except PlatesError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code

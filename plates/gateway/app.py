@@ -1,0 +1,134 @@
+"""The gateway's application: `create_app(settings)`, whose lifespan opens the Triton client and the health watch.
+
+Tests hand in their own `triton` (anything with tritonclient.grpc.aio's `infer`) and `health_check`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+import swagger_ui_bundle
+import tritonclient.grpc.aio as grpcclient
+from fastapi import FastAPI, Request, Response
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
+
+from plates.gateway.api_router import router
+from plates.gateway.auth import KeyRing
+from plates.gateway.errors import Refusal
+from plates.gateway.health import Check, HealthWatch
+from plates.gateway.limits import InFlight
+from plates.gateway.metrics import Metrics
+from plates.gateway.middleware import ANSWERED, Gate
+from plates.gateway.serving import PlateReader
+from plates.gateway.settings import Settings
+
+MAX_GRPC_MESSAGE = 2**31 - 1  # tritonclient's own default; the gateway's body limit is what bounds a photo
+CHANNEL_ARGS = [
+    ("grpc.max_send_message_length", MAX_GRPC_MESSAGE),
+    ("grpc.max_receive_message_length", MAX_GRPC_MESSAGE),
+    # gRPC waits up to 2 minutes between attempts to reach a server that went away; a restarted Triton (10 to 20 s
+    # under the supervisor) is found again within a second.
+    ("grpc.initial_reconnect_backoff_ms", 250),
+    ("grpc.max_reconnect_backoff_ms", 1000),
+]
+HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
+
+
+def create_app(settings: Settings, triton=None, health_check: Check | None = None) -> FastAPI:
+    in_flight = InFlight(settings.max_in_flight, settings.max_in_flight_per_key)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):
+        client = triton or grpcclient.InferenceServerClient(settings.triton_grpc, channel_args=CHANNEL_ARGS)
+        app.state.reader = PlateReader(client, settings.inference_timeout)
+        watching = asyncio.create_task(app.state.health.run())
+        try:
+            yield
+        finally:
+            watching.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watching
+            if triton is None:
+                await client.close()
+
+    app = FastAPI(
+        title="plates gateway",
+        summary="Russian licence plates read from photos, through Plate Recognizer's Snapshot API",
+        version="1",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.settings = settings
+    app.state.in_flight = in_flight
+    app.state.metrics = Metrics(lambda: in_flight.total)
+    app.state.health = HealthWatch(settings.triton_http, settings.health_interval, health_check)
+    app.include_router(router)
+    app.add_exception_handler(HTTPException, http_error)
+    add_docs(app)
+    app.openapi = lambda: app.openapi_schema or _openapi_30(app)
+    routes = {route.path for route in router.routes} | {"/docs", app.openapi_url}
+    app.add_middleware(
+        Gate, keys=KeyRing(settings.keys), in_flight=in_flight, metrics=app.state.metrics,
+        max_body_bytes=settings.max_body_bytes, routes=routes,
+    )  # fmt: skip
+    return app
+
+
+async def http_error(request: Request, error: HTTPException) -> Response:
+    """The routes' own HTTP errors (an unknown path, a wrong method) in the gateway's error format."""
+    code = HTTP_CODES.get(error.status_code, "http_error")
+    request.scope[ANSWERED] = (error.status_code, code)
+    refusal = Refusal(error.status_code, code, f"{request.method} {request.url.path[:100]}: {error.detail}")
+    return Response(
+        refusal.body(request.state.request_id), error.status_code, error.headers, media_type="application/json"
+    )
+
+
+def _openapi_30(app: FastAPI) -> dict:
+    """The API's description in OpenAPI 3.0: the Swagger UI of swagger-ui-bundle (4.15) renders no 3.1."""
+    schema = get_openapi(
+        title=app.title, version=app.version, summary=app.summary, routes=app.routes, openapi_version="3.0.3"
+    )
+    app.openapi_schema = nullable_as_30(schema)
+    return app.openapi_schema
+
+
+def nullable_as_30(node):
+    """JSON Schema's `anyOf: [X, {"type": "null"}]` (OpenAPI 3.1, as pydantic writes it) as 3.0's `nullable`."""
+    if isinstance(node, list):
+        return [nullable_as_30(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = {name: nullable_as_30(value) for name, value in node.items()}
+    options = node.get("anyOf", [])
+    if {"type": "null"} in options:
+        rest = [option for option in node.pop("anyOf") if option != {"type": "null"}]
+        if len(rest) == 1 and "$ref" not in rest[0]:
+            node.update(rest[0])
+        else:  # 3.0 ignores whatever stands beside a $ref
+            node["allOf" if len(rest) == 1 else "anyOf"] = rest
+        node["nullable"] = True
+    return node
+
+
+def add_docs(app: FastAPI) -> None:
+    """The API's page at /docs, its Swagger UI served from the swagger-ui-bundle package: no CDN is fetched."""
+    assets = Path(swagger_ui_bundle.swagger_ui_path)
+    app.mount("/docs/assets", StaticFiles(directory=assets), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url=app.openapi_url,
+            title=f"{app.title}: API",
+            swagger_js_url="/docs/assets/swagger-ui-bundle.js",
+            swagger_css_url="/docs/assets/swagger-ui.css",
+            swagger_favicon_url="/docs/assets/favicon-32x32.png",
+        )

@@ -1,0 +1,100 @@
+"""What a request may be and do, decided before its body is read where it can be, and while it is read where not.
+
+A refusal never waits for the body: its size is judged from Content-Length when the client sends one, and by
+counting the bytes as they arrive when it streams (chunked), so a body over the limit is refused once the limit is
+passed, never after all of it has been buffered.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from contextlib import contextmanager
+from typing import Awaitable, Callable, Iterator
+
+from plates.gateway.errors import RETRY_BUSY_S, Refusal
+
+Receive = Callable[[], Awaitable[dict]]
+
+
+def check_headers(headers: list[tuple[bytes, bytes]], max_body_bytes: int) -> None:
+    """Refuse a request whose headers already say that it cannot be served: any content coding (a compressed body
+    inflates past every limit that counts the bytes sent), a transfer coding other than chunked, or a declared body
+    over the limit."""
+    for name, value in headers:
+        if name == b"content-encoding":
+            raise Refusal(415, "content_encoding", f"Content-Encoding {value[:40].decode('latin-1')!r} is refused: "
+                          "send the body as it is, uncompressed")  # fmt: skip
+        if name == b"transfer-encoding" and value.strip().lower() not in (b"chunked", b"identity"):
+            raise Refusal(501, "transfer_encoding", "only the chunked transfer coding is accepted")
+        if name == b"content-length":
+            if not value.strip().isdigit():
+                raise Refusal(400, "bad_content_length", "Content-Length must be a number of bytes")
+            if int(value) > max_body_bytes:
+                raise Refusal(413, "body_too_large", body_too_large(max_body_bytes))
+
+
+def body_too_large(limit: int) -> str:
+    return f"the request body is larger than {limit} bytes ({limit / 2**20:g} MiB)"
+
+
+class BodyCounter:
+    """`receive` that refuses the request (413) as soon as more than `limit` bytes of body have arrived."""
+
+    def __init__(self, receive: Receive, limit: int) -> None:
+        self.receive = receive
+        self.limit = limit
+        self.received = 0
+        self.complete = False  # the whole body has arrived
+
+    async def __call__(self) -> dict:
+        message = await self.receive()
+        self.received += len(message.get("body", b""))
+        if self.received > self.limit:
+            raise Refusal(413, "body_too_large", body_too_large(self.limit))
+        self.complete = message["type"] == "http.request" and not message.get("more_body", False)
+        return message
+
+
+class InFlight:
+    """Photos at Triton, over all keys, and requests per key: one over either limit is refused (429), never queued,
+    so a client that floods waits on its own retries, not in front of everyone else's requests.
+
+    A key's requests count from their headers to their answer, so a key that trickles its uploads blocks its own
+    places only. The places at Triton count from the end of the body: uploads that trickle never hold them. When
+    they are all taken as a request arrives, it is refused at once, before its body is sent.
+    """
+
+    def __init__(self, total: int, per_key: int) -> None:
+        self.limit, self.per_key = total, per_key
+        self.total = 0
+        self.by_key: Counter[str] = Counter()
+
+    def admit(self, key: str | None) -> None:
+        """A request whose headers arrived: refused if Triton's places are all taken, or its key's."""
+        self._check_total()
+        if key is not None:
+            if self.by_key[key] >= self.per_key:
+                raise Refusal(429, "too_many_requests_for_key", f"{self.per_key} requests of this API key are in "
+                              "flight: send the next when one is answered", retry_after=RETRY_BUSY_S)  # fmt: skip
+            self.by_key[key] += 1
+
+    def release(self, key: str | None) -> None:
+        if key is not None:
+            self.by_key[key] -= 1
+            if not self.by_key[key]:
+                del self.by_key[key]
+
+    @contextmanager
+    def photo(self) -> Iterator[None]:
+        """One of Triton's places, for a photo whose upload is complete."""
+        self._check_total()
+        self.total += 1
+        try:
+            yield
+        finally:
+            self.total -= 1
+
+    def _check_total(self) -> None:
+        if self.total >= self.limit:
+            raise Refusal(429, "too_many_requests", f"{self.limit} photos are being read: try again shortly",
+                          retry_after=RETRY_BUSY_S)  # fmt: skip

@@ -1,0 +1,152 @@
+"""The wire format: Plate Recognizer's Snapshot API (`POST /v1/plate-reader/`), as their clients send and read it.
+
+Their fields keep their names, types and case (`plate` in lower case, `box` in whole pixels, scores 0 to 1); where a
+field has no meaning here it carries what their documentation says it carries when there is nothing to report
+(docs/gateway.md). This service's own fields sit beside theirs: `text`, `text_score` and `subject` in each result,
+and `unread`, the plates found but not read, which their `results` never hold.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from pydantic import BaseModel, Field
+
+from plates.client import Plate
+from plates.exceptions import InvalidInputError
+
+PATH = "/v1/plate-reader/"
+COUNTRY = "ru"  # the code their country list gives Russia: every plate this service reads is a Russian plate
+
+
+class Box(BaseModel):
+    xmin: int
+    ymin: int
+    xmax: int
+    ymax: int
+
+
+class Region(BaseModel):
+    code: str = Field(description='Country of the plate: always "ru", the only country this service reads.')
+    score: float = Field(description="The text's probability, which is always that of a Russian plate format.")
+
+
+class Candidate(BaseModel):
+    plate: str = Field(description="A likely text of the plate, in lower case.")
+    score: float
+
+
+class Vehicle(BaseModel):
+    """What their API answers where it finds no vehicle: this service does not look for vehicles."""
+
+    score: float = 0.0
+    type: str = "Unknown"
+    box: Box = Box(xmin=0, ymin=0, xmax=0, ymax=0)
+
+
+class Subject(BaseModel):
+    code: str = Field(description='The region code at the end of the plate, as written: "77", "197".')
+    name: str = Field(description='The federal subject that code belongs to, in English: "Moscow".')
+
+
+class Result(BaseModel):
+    box: Box = Field(description="The plate's corners in the photo's pixels, the photo turned upright (EXIF).")
+    plate: str = Field(description="Text of the plate, in lower case, Latin letters: b840ck197.")
+    region: Region
+    score: float = Field(description="Confidence of the reading: the probability of the text.")
+    candidates: list[Candidate] = Field(description="The likeliest texts, best first; the first is `plate`.")
+    dscore: float = Field(description="Confidence of the detection.")
+    vehicle: Vehicle = Field(default_factory=Vehicle)
+    text: str = Field(description="This service: the text in its canonical form, upper case: B840CK197.")
+    text_score: float = Field(description="This service: the probability of `text` (the same as `score`).")
+    subject: Subject | None = Field(description="This service: the region of the plate; null for a code in no "
+                                    "region's list.")  # fmt: skip
+
+
+class Unread(BaseModel):
+    """This service: a plate found but not read as a valid Russian plate, or read below the server's threshold."""
+
+    box: Box
+    dscore: float
+    candidates: list[Candidate] = Field(description="Texts the reader found possible, however unlikely.")
+
+
+class Reading(BaseModel):
+    processing_time: float = Field(description="Milliseconds the gateway spent on the request, once it had it.")
+    results: list[Result]
+    filename: str | None = Field(description="The upload's file name as the client sent it.")
+    version: int = 1
+    camera_id: str | None = Field(description="The request's camera_id, sent back.")
+    timestamp: str = Field(description="The request's timestamp, or the time it was received: ISO 8601, UTC.")
+    image_width: int = Field(description="The photo's width in pixels, turned upright.")
+    image_height: int
+    unread: list[Unread] = Field(description="This service: plates found but not read.")
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="The cause, for programs: body_too_large, content_encoding, unauthorized, ...")
+    message: str = Field(description="The cause, for people.")
+    request_id: str | None = None
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+    detail: str = Field(description="The message again, where Plate Recognizer's errors put it.")
+
+
+class Form(BaseModel):
+    """The multipart form of a request (documentation only: the endpoint parses the form itself)."""
+
+    upload: bytes = Field(description="The photo file, JPEG or PNG; or its bytes in base64, as a text field.")
+    regions: list[str] = Field(default=[], description="Accepted and ignored: this service reads Russian plates.")
+    camera_id: str | None = Field(default=None, description="Sent back as given.")
+    timestamp: str | None = Field(default=None, description="ISO 8601, UTC where it has no offset; sent back.")
+    config: str | None = Field(default=None, description="Accepted and ignored.")
+    mmc: str | None = Field(default=None, description="Accepted and ignored: no make, model or colour here.")
+    upload_url: str | None = Field(default=None, description="Refused with 400: the gateway fetches no URLs.")
+
+
+def box_of(corners: list[float]) -> Box:
+    xmin, ymin, xmax, ymax = (max(0, round(v)) for v in corners)
+    return Box(xmin=xmin, ymin=ymin, xmax=xmax, ymax=ymax)
+
+
+def candidates_of(plate: Plate) -> list[Candidate]:
+    texts = plate.candidates or ([(plate.text, plate.text_score)] if plate.text else [])
+    return [Candidate(plate=text.lower(), score=score) for text, score in texts]
+
+
+def result_of(plate: Plate) -> Result:
+    """A read plate (its text is not None) as their result, with this service's fields beside."""
+    subject = plate.region
+    return Result(
+        box=box_of(plate.box),
+        plate=plate.text.lower(),
+        region=Region(code=COUNTRY, score=plate.text_score),
+        score=plate.text_score,
+        candidates=candidates_of(plate),
+        dscore=plate.score,
+        text=plate.text,
+        text_score=plate.text_score,
+        subject=Subject(code=subject.code, name=subject.name) if subject else None,
+    )
+
+
+def unread_of(plate: Plate) -> Unread:
+    return Unread(box=box_of(plate.box), dscore=plate.score, candidates=candidates_of(plate))
+
+
+def timestamp_of(given: str | None, now: datetime | None = None) -> str:
+    """`given` (ISO 8601, UTC where it names no offset) or `now`, written as their API writes times:
+    2020-10-12T16:17:27.574008Z."""
+    if given is None:
+        moment = now or datetime.now(timezone.utc)
+    else:
+        try:
+            # Python 3.10's fromisoformat does not take the Z their examples end with.
+            moment = datetime.fromisoformat(given.strip().removesuffix("Z").removesuffix("z"))
+        except ValueError as error:
+            message = f"timestamp {given[:40]!r} is not ISO 8601, such as 2019-08-19T13:11:25"
+            raise InvalidInputError(message) from error
+        moment = moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")

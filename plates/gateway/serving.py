@@ -1,0 +1,87 @@
+"""Reading a photo's plates: its file to Triton's plate_recognition over gRPC, the answer as the protocol's models.
+
+The upload's header is read here first (plates.headers, as the server reads it): a file that is not a whole JPEG or
+PNG, or is too large a photo, is refused before it costs Triton anything. What the server refuses still comes back
+as the client's 400 with the server's reason, and Triton's own refusals keep their meaning: busy is 429 (try again
+soon), down is 503.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import tritonclient.grpc as grpcclient
+from tritonclient.utils import InferenceServerException
+
+from plates.client import MODEL, OUTPUTS, Plate, plates_from_outputs
+from plates.exceptions import QUEUE_REFUSALS, InvalidInputError, PlatesError
+from plates.gateway.errors import RETRY_BUSY_S, RETRY_DOWN_S, Refusal
+from plates.gateway.protocol import Reading, result_of, timestamp_of, unread_of
+from plates.headers import read_header
+
+FIELD = "upload"  # the form field of the photo, in every message to the client
+
+
+class PlateReader:
+    """`await PlateReader(client, timeout).read(photo, ...)`: `client` is a tritonclient.grpc.aio client (or
+    anything with its `infer`)."""
+
+    def __init__(self, client, timeout: float) -> None:
+        self.client = client
+        self.timeout = timeout
+
+    async def read(self, photo: bytes, filename: str | None, camera_id: str | None, timestamp: str | None) -> Reading:
+        started = time.perf_counter()
+        try:
+            stamp = timestamp_of(timestamp)
+            header = read_header(photo, FIELD)
+        except InvalidInputError as error:
+            raise Refusal(400, "invalid_request", str(error)) from error
+        plates = await self.plates(photo)
+        upright = header.orientation in (5, 6, 7, 8)  # the server turns such photos a quarter turn
+        return Reading(
+            processing_time=round((time.perf_counter() - started) * 1000, 3),
+            results=[result_of(p) for p in plates if p.text is not None],
+            filename=filename,
+            camera_id=camera_id,
+            timestamp=stamp,
+            image_width=header.height if upright else header.width,
+            image_height=header.width if upright else header.height,
+            unread=[unread_of(p) for p in plates if p.text is None],
+        )
+
+    async def plates(self, photo: bytes) -> list[Plate]:
+        tensor = grpcclient.InferInput("image_bytes", [1], "BYTES")
+        # An object array keeps every byte; a numpy bytes_ array would drop trailing NULs.
+        tensor.set_data_from_numpy(np.array([photo], dtype=np.object_))
+        outputs = [grpcclient.InferRequestedOutput(name) for name in OUTPUTS]
+        try:
+            result = await self.client.infer(MODEL, [tensor], outputs=outputs, client_timeout=self.timeout)
+            return plates_from_outputs(*(result.as_numpy(name) for name in OUTPUTS))
+        except InferenceServerException as error:
+            raise triton_refusal(error, self.timeout) from error
+        except PlatesError as error:  # outputs that do not agree
+            raise Refusal(502, "triton_failed", f"{MODEL} answered what cannot be read: {error}") from error
+
+
+def triton_refusal(error: InferenceServerException, timeout: float) -> Refusal:
+    """What the client is told when Triton answered an error (gRPC status codes, as tritonclient names them)."""
+    status, message = str(error.status()), error.message() or ""
+    if status == "StatusCode.INVALID_ARGUMENT":
+        return Refusal(400, "invalid_image", in_client_terms(message))
+    if status == "StatusCode.UNAVAILABLE" and any(refusal in message for refusal in QUEUE_REFUSALS):
+        return Refusal(429, "triton_busy", f"the recognizer is busy: {message}", retry_after=RETRY_BUSY_S)
+    if status == "StatusCode.UNAVAILABLE":
+        return Refusal(503, "triton_unavailable", f"the recognizer does not answer: {message}",
+                       retry_after=RETRY_DOWN_S)  # fmt: skip
+    if status == "StatusCode.DEADLINE_EXCEEDED":
+        return Refusal(504, "triton_timeout", f"the recognizer took more than {timeout:g} s")
+    return Refusal(502, "triton_failed", f"{MODEL} failed: {message}")
+
+
+def in_client_terms(message: str) -> str:
+    """The server's reason for refusing a photo, naming the form field the client sent instead of the model's input:
+    "plate_recognition: image_bytes is a truncated JPEG: ..." -> "upload is a truncated JPEG: ..."."""
+    message = message.removeprefix(f"{MODEL}: ")
+    return FIELD + message.removeprefix("image_bytes") if message.startswith("image_bytes") else message

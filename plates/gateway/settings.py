@@ -1,0 +1,121 @@
+"""The gateway's settings: each a flag, else its PLATES_GATEWAY_* variable, else the default.
+
+API keys are never flags (a command line is visible to every user of the machine): PLATES_GATEWAY_KEYS holds them
+comma-separated, and a file (--keys-file, PLATES_GATEWAY_KEYS_FILE: a mounted secret) one per line, `#` comments.
+Without keys the gateway serves anyone, so it then listens on the loopback only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from plates.exceptions import SettingsError
+
+PREFIX = "PLATES_GATEWAY_"
+
+
+@dataclass(frozen=True)
+class Settings:
+    host: str = "127.0.0.1"
+    # Plate Recognizer's on-premise SDK serves on 8080: their clients need only the host changed.
+    port: int = 8080
+    triton_grpc: str = "127.0.0.1:8001"  # the photos go here
+    triton_http: str = "127.0.0.1:8000"  # the deep health check (plates.server.health) goes here
+    keys: tuple[str, ...] = field(default=(), repr=False)
+    max_body_bytes: int = 10 * 2**20  # a 12 MP phone photo is 3 to 6 MB
+    max_header_bytes: int = 16 * 2**10  # h11's and most proxies' limit for a request's line and headers
+    max_in_flight: int = 8  # photos being served at once, over all keys
+    max_in_flight_per_key: int = 4  # ... and for one key
+    max_connections: int = 256  # beyond, uvicorn answers 503 (plain text) before the application runs
+    backlog: int = 256  # connections the kernel queues before the gateway accepts them
+    header_timeout: float = 10.0  # seconds from a request's first byte to the end of its headers
+    body_timeout: float = 30.0  # seconds from the end of the headers to the end of the body
+    inference_timeout: float = 30.0  # seconds Triton has for one photo
+    health_interval: float = 5.0  # seconds between deep health checks
+
+    def __post_init__(self) -> None:
+        numbers = {f.name: getattr(self, f.name) for f in fields(self) if f.type in ("int", "float")}
+        for name, value in numbers.items():
+            if value <= 0 and name != "port":
+                raise SettingsError(f"gateway setting {name} must be positive, got {value}")
+        if not self.keys and not is_loopback(self.host):
+            raise SettingsError(
+                f"refusing to listen on {self.host} without API keys: set {PREFIX}KEYS or --keys-file, or listen on "
+                "127.0.0.1"
+            )
+        for key in self.keys:
+            if not key.isascii() or not key.isprintable() or " " in key or "," in key:
+                raise SettingsError("an API key must be printable ASCII without spaces or commas")
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name other than localhost may resolve to anything
+        return False
+
+
+# flag, its type, and help; the variable is PREFIX + the flag's name in capitals.
+FLAGS: tuple[tuple[str, type, str], ...] = (
+    ("host", str, "address to listen on; any but the loopback needs API keys"),
+    ("port", int, "port to listen on"),
+    ("triton-grpc", str, "Triton's gRPC endpoint, where photos are sent"),
+    ("triton-http", str, "Triton's HTTP endpoint, for the deep health check of /readyz"),
+    ("max-body-bytes", int, "largest request body; more is refused with 413"),
+    ("max-header-bytes", int, "largest request line and headers; more is refused with 431"),
+    ("max-in-flight", int, "photos served at once; more are refused with 429"),
+    ("max-in-flight-per-key", int, "photos served at once for one API key; more are refused with 429"),
+    ("max-connections", int, "open connections; more are answered 503"),
+    ("backlog", int, "connections queued by the kernel before they are accepted"),
+    ("header-timeout", float, "seconds a request's headers may take to arrive; then 408"),
+    ("body-timeout", float, "seconds a request's body may take to arrive after its headers; then 408"),
+    ("inference-timeout", float, "seconds Triton may take for one photo; then 504"),
+    ("health-interval", float, "seconds between deep health checks of Triton"),
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    for flag, kind, text in FLAGS:
+        variable = PREFIX + flag.upper().replace("-", "_")
+        default = getattr(Settings, flag.replace("-", "_"))
+        # argparse passes a string default through `type`, so a bad variable is reported as a bad flag would be.
+        parser.add_argument(
+            f"--{flag}", type=kind, default=os.environ.get(variable, default), help=f"{text} (${variable}; {default})"
+        )
+    parser.add_argument(
+        "--keys-file", type=Path, default=os.environ.get(PREFIX + "KEYS_FILE"),
+        help=f"a file of API keys, one per line, # comments (${PREFIX}KEYS_FILE); also ${PREFIX}KEYS, comma-separated",
+    )  # fmt: skip
+
+
+def settings_from(args: argparse.Namespace, environ: dict[str, str] | None = None) -> Settings:
+    """The settings of parsed `args` (add_arguments), with the keys of the environment and the keys file."""
+    environ = os.environ if environ is None else environ
+    keys = [key.strip() for key in environ.get(PREFIX + "KEYS", "").split(",") if key.strip()]
+    if args.keys_file is not None:
+        keys += read_keys(Path(args.keys_file))
+    values = {flag.replace("-", "_"): getattr(args, flag.replace("-", "_")) for flag, _, _ in FLAGS}
+    return Settings(keys=tuple(dict.fromkeys(keys)), **values)
+
+
+def read_keys(path: Path) -> list[str]:
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as error:
+        raise SettingsError(f"cannot read the keys file {path}: {error.strerror or error}") from error
+    keys = [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+    if not keys:
+        # A mounted secret that came out empty must not turn authentication off.
+        raise SettingsError(f"the keys file {path} holds no key")
+    return keys

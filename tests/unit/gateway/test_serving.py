@@ -1,0 +1,43 @@
+"""Triton's answers as the client's: its errors mapped by their meaning, its messages in the client's terms."""
+
+from __future__ import annotations
+
+import pytest
+from tritonclient.utils import InferenceServerException
+
+from plates.gateway.app import nullable_as_30
+from plates.gateway.serving import in_client_terms, triton_refusal
+
+
+@pytest.mark.parametrize(
+    "status, message, expected",
+    [
+        ("StatusCode.INVALID_ARGUMENT", "plate_recognition: image_bytes is empty", (400, "invalid_image", None)),
+        ("StatusCode.UNAVAILABLE", "Exceeds maximum queue size", (429, "triton_busy", 1)),
+        ("StatusCode.UNAVAILABLE", "model 'yolo' is overloaded: Request timeout expired", (429, "triton_busy", 1)),
+        ("StatusCode.UNAVAILABLE", "failed to connect to all addresses", (503, "triton_unavailable", 5)),
+        ("StatusCode.DEADLINE_EXCEEDED", "Deadline Exceeded", (504, "triton_timeout", None)),
+        ("StatusCode.INTERNAL", "model 'stn' failed", (502, "triton_failed", None)),
+    ],
+)
+def test_triton_refusal_keeps_the_meaning_of_tritons_error(status, message, expected):
+    refusal = triton_refusal(InferenceServerException(message, status=status), timeout=30)
+    assert (refusal.status, refusal.code, refusal.retry_after) == expected
+
+
+def test_in_client_terms_names_the_form_field():
+    assert in_client_terms("plate_recognition: image_bytes is a truncated PNG") == "upload is a truncated PNG"
+    assert in_client_terms("plate_recognition: something else") == "something else"
+
+
+def test_nullable_as_30_writes_openapi_30s_nullable():
+    schema = {
+        "a": {"anyOf": [{"type": "string"}, {"type": "null"}], "title": "A"},
+        "b": {"anyOf": [{"$ref": "#/S"}, {"type": "null"}]},
+        "c": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+    }
+    assert nullable_as_30(schema) == {
+        "a": {"type": "string", "title": "A", "nullable": True},
+        "b": {"allOf": [{"$ref": "#/S"}], "nullable": True},
+        "c": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+    }
