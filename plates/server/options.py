@@ -1,8 +1,10 @@
 """The tritonserver flags every server of this project runs with: the image's, `plates serve`'s and the tests'.
 
 - Closed doors: the model-repository (load, unload), shared-memory, trace and logging APIs change or expose the
-  server; they answer only requests carrying the admin header. Its value is a secret (`PLATES_ADMIN_KEY`, which
-  Kubernetes takes from a Secret); without one, a random value closes them to everybody.
+  server; they answer only requests carrying the admin header (`plates-admin-key` over HTTP,
+  `triton-grpc-protocol-plates-admin-key` over gRPC). Its value is a secret (`PLATES_ADMIN_KEY`, which Kubernetes
+  takes from a Secret); without one, a random value closes them to everybody. Triton 2.51 takes it only on its
+  command line, so any process that can read tritonserver's /proc/PID/cmdline can read it (docs/security.md).
 - Shared memory sized for the largest request: the Python backend gives each model instance a region in /dev/shm
   that grows to the largest tensors it has held and never shrinks. The default 1 MiB start and 1 MiB steps would
   grow a 48 MiB photo (plates.images.MAX_SIDE squared, times 3) in 48 steps; 64 MiB steps grow it in one, and the
@@ -15,6 +17,9 @@ import os
 import secrets
 
 ADMIN_HEADER = "plates-admin-key"
+# Triton's gRPC front end looks for a restricted protocol's header under this prefix, in the call's metadata
+# (its refusal names it: "expecting header 'triton-grpc-protocol-plates-admin-key'").
+GRPC_ADMIN_HEADER = f"triton-grpc-protocol-{ADMIN_HEADER}"
 ADMIN_KEY_VARIABLE = "PLATES_ADMIN_KEY"
 RESTRICTED_HTTP = "model-repository,shared-memory,trace,logging"
 RESTRICTED_GRPC = "model-repository,shared-memory,trace,logging"

@@ -18,7 +18,7 @@ from plates.client import PlatesClient
 from plates.readiness import normalize_url, wait_for_server
 from plates.server.health import deep_check
 from plates.server.processes import server_processes
-from plates.server.options import ADMIN_HEADER
+from plates.server.options import ADMIN_HEADER, GRPC_ADMIN_HEADER
 from plates.server.launcher import free_port
 
 from .conftest import ADMIN_KEY
@@ -93,6 +93,21 @@ def test_model_repository_api_answers_only_the_admin_key(triton_url):
     assert admin_call(triton_url, None) == 403
     assert admin_call(triton_url, "wrong") == 403
     assert admin_call(triton_url, ADMIN_KEY) == 200
+
+
+def test_model_repository_api_over_grpc_answers_only_the_admin_key_as_tritonclient_sends_it(triton_grpc_url):
+    import tritonclient.grpc as grpcclient
+    from tritonclient.utils import InferenceServerException
+
+    client = grpcclient.InferenceServerClient(triton_grpc_url)
+    try:
+        for headers in (None, {GRPC_ADMIN_HEADER: "wrong"}, {ADMIN_HEADER: ADMIN_KEY}):
+            with pytest.raises(InferenceServerException, match=f"expecting header '{GRPC_ADMIN_HEADER}'"):
+                client.get_model_repository_index(headers=headers)
+        index = client.get_model_repository_index(headers={GRPC_ADMIN_HEADER: ADMIN_KEY})
+        assert {model.name for model in index.models} >= set(MODELS)
+    finally:
+        client.close()
 
 
 @pytest.mark.parametrize("path", ["/v2/logging", "/v2/trace/setting", "/v2/systemsharedmemory/status"])
