@@ -22,6 +22,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=os.environ.get("PLATES_TRITON_URL"),
         help="run the integration tests against this running server (e.g. localhost:8000) instead of starting one",
     )
+    parser.addoption(
+        "--triton-grpc-url",
+        default=os.environ.get("PLATES_TRITON_GRPC_URL"),
+        help="the gRPC endpoint of the --triton-url server (default: its HTTP port + 1, as Triton's 8000 and 8001)",
+    )
     # tests/image: the built serving image and a container of it (scripts/test-image.sh passes these).
     parser.addoption("--image", help="the serving image to test (tests/image runs only when it is given)")
     parser.addoption("--container", help="a running container of --image, published at --triton-url")

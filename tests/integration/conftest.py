@@ -20,11 +20,12 @@ ADMIN_KEY = os.environ.setdefault(ADMIN_KEY_VARIABLE, "plates-integration-tests"
 
 
 @pytest.fixture(scope="session")
-def triton_url(request, tmp_path_factory) -> str:
+def triton_endpoints(request, tmp_path_factory) -> tuple[str, str]:
+    """The HTTP and gRPC endpoints (host:port) of the server under test."""
     given = request.config.getoption("--triton-url")
     if given:
         wait_for_server(given, timeout=60)
-        yield given
+        yield given, request.config.getoption("--triton-grpc-url") or grpc_beside(given)
         return
     if not is_built(DEFAULT_REPOSITORY):
         build_model_repository(DEFAULT_REPOSITORY)
@@ -35,8 +36,24 @@ def triton_url(request, tmp_path_factory) -> str:
     except Exception:
         print(log.read_text()[-5000:])
         raise
-    yield server.url
+    yield server.url, f"127.0.0.1:{server.grpc_port}"
     server.stop()
+
+
+def grpc_beside(http_url: str) -> str:
+    """Triton's gRPC endpoint where only its HTTP one is given: the next port, as in Triton's 8000 and 8001."""
+    host, _, port = normalize_url(http_url).split("://", 1)[1].rpartition(":")
+    return f"{host}:{int(port) + 1}"
+
+
+@pytest.fixture(scope="session")
+def triton_url(triton_endpoints) -> str:
+    return triton_endpoints[0]
+
+
+@pytest.fixture(scope="session")
+def triton_grpc_url(triton_endpoints) -> str:
+    return triton_endpoints[1]
 
 
 @pytest.fixture(scope="session")
