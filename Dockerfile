@@ -87,13 +87,18 @@ EXPOSE 8080
 # The deep check: every model answers a small request (Triton 2.51 keeps saying ready after a model's stub died).
 HEALTHCHECK --interval=10s --timeout=10s --start-period=180s --retries=2 \
     CMD ["python3", "-m", "plates.server.health", "--url", "localhost:8000"]
-# The base image's entrypoint (nvidia_entrypoint.sh) stays: it execs this command. The supervisor runs the same
-# check every 5 s (without the probes of models that served clients since its last check) and exits 1 after two
-# failures in a row, killing the server and its stubs, so that the restart policy (compose) or the kubelet starts
-# a fresh container; it adds the restricted-API and shared-memory flags (plates.server.options) and passes SIGTERM on.
+# The gateway listens beyond the loopback here, so it needs API keys (PLATES_GATEWAY_KEYS, or the file named by
+# PLATES_GATEWAY_KEYS_FILE): without any, the supervisor refuses to start (docs/deploy.md).
+ENV PLATES_GATEWAY_HOST=0.0.0.0
+# The base image's entrypoint (nvidia_entrypoint.sh) stays: it execs this command. The supervisor runs plates gateway
+# (the published API, on 8080) beside tritonserver, and exits 1 when either fails, so that the restart policy
+# (compose) or the kubelet starts a fresh container: one process tree, one restart policy. It runs the same check
+# every 5 s (without the probes of models that served clients since its last check) and exits 1 after two failures
+# in a row, killing the server and its stubs; it adds the restricted-API and shared-memory flags
+# (plates.server.options) and passes SIGTERM on to both.
 # --strict-readiness: ready only once every model is. --exit-timeout-secs: how long SIGTERM waits for in-flight
 # requests; compose's stop_grace_period and the pod's terminationGracePeriodSeconds exceed it.
-CMD ["python3", "-m", "plates.server.supervisor", "--", \
+CMD ["python3", "-m", "plates.server.supervisor", "--gateway", "--", \
      "tritonserver", \
      "--model-repository=/opt/plates/model_repository", \
      "--strict-readiness=true", \

@@ -92,6 +92,10 @@ class Dockerfile:
     def cmd(self) -> list[str]:
         return json.loads(self.final("CMD")[-1].args)
 
+    def env(self) -> dict[str, str]:
+        """The final stage's ENV settings (`ENV NAME=VALUE ...` form), later ones winning."""
+        return dict(word.partition("=")[::2] for i in self.final("ENV") for word in shlex.split(i.args))
+
     def copies(self, stage: int | None = None) -> list[tuple[list[str], str, list[str]]]:
         """(sources, destination, flags) of each COPY of a stage, the final one by default."""
         stage = self.final_stage if stage is None else stage

@@ -263,8 +263,10 @@ def test_image_exposes_the_gateway_alone_and_checks_readiness(dockerfile):
 
 def test_image_starts_strict_tritonserver(dockerfile):
     command = dockerfile.cmd()
-    # Behind the supervisor, which restarts nothing itself but exits when the deep check fails twice.
-    assert command[:5] == ["python3", "-m", "plates.server.supervisor", "--", "tritonserver"]
+    # Behind the supervisor, which restarts nothing itself but exits when the deep check fails twice, with the
+    # gateway beside it, listening beyond the loopback (so only with API keys).
+    assert command[:6] == ["python3", "-m", "plates.server.supervisor", "--gateway", "--", "tritonserver"]
+    assert dockerfile.env().get("PLATES_GATEWAY_HOST") == "0.0.0.0"
     assert option(command, "--strict-readiness") == "true"
     assert exit_timeout(dockerfile) > 0
 
