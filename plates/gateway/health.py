@@ -30,11 +30,15 @@ class HealthWatch:
     async def run(self) -> None:
         """Check now and every `interval` seconds, until cancelled."""
         while True:
-            report = await asyncio.to_thread(self.check, self.url)
-            if self.report is None or report.healthy != self.report.healthy:
-                log.log(logging.INFO if report.healthy else logging.WARNING, "Triton at %s: %s", self.url,
-                        report.summary())  # fmt: skip
-            self.report, self.checked_at = report, time.monotonic()
+            try:
+                report = await asyncio.to_thread(self.check, self.url)
+            except Exception:  # a bug in the check: /readyz turns stale (503), and the traceback says why
+                log.exception("the health check of Triton at %s failed", self.url)
+            else:
+                if self.report is None or report.healthy != self.report.healthy:
+                    log.log(logging.INFO if report.healthy else logging.WARNING, "Triton at %s: %s", self.url,
+                            report.summary())  # fmt: skip
+                self.report, self.checked_at = report, time.monotonic()
             await asyncio.sleep(self.interval)
 
     def readiness(self) -> tuple[bool, dict]:

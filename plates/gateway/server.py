@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Callable
 
 import uvicorn
 
@@ -40,15 +41,20 @@ LINGER_S = 2.0  # how long a closing connection's incoming data is dropped befor
 
 
 class LingeringTransport:
-    """The connection's transport, whose close() first shuts the sending side and drops what still arrives."""
+    """The connection's transport, whose close() first shuts the sending side and drops what still arrives, where
+    `reading()` says a request was still arriving."""
 
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop, reading: Callable[[], bool]):
         self._transport = transport
         self._loop = loop
+        self._reading = reading
         self._closing = False
 
     def close(self) -> None:
         if self._closing or self._transport.is_closing():
+            return
+        if not self._reading():  # between requests (keep-alive, shutdown): nothing more is coming
+            self._transport.close()
             return
         self._closing = True
         if self._transport.can_write_eof():
@@ -75,7 +81,7 @@ class DeadlineMixin:
         """A request refused before the application saw it (set by deadline_protocol: logs it and counts it)."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:
-        super().connection_made(LingeringTransport(transport, self.loop))
+        super().connection_made(LingeringTransport(transport, self.loop, lambda: self._phase != IDLE))
         self._timer: asyncio.TimerHandle | None = None
         self._phase = IDLE
         self._cycle = None  # the request whose headers were seen complete last
@@ -124,7 +130,7 @@ class DeadlineMixin:
 
     def _expired(self) -> None:
         phase, cycle = self._phase, self.cycle
-        self._timer, self._phase = None, IDLE
+        self._timer = None  # the phase stays until the connection is closed: a request still arriving lingers
         if phase == IDLE:
             self.transport.close()
         elif phase == HEADERS:
@@ -142,11 +148,12 @@ class DeadlineMixin:
             self.transport.close()
         else:  # answered already (refused early), but the body still trickles in
             self.transport.close()
+        self._phase = IDLE
 
     def _refuse(self, refusal: Refusal) -> None:
-        self._disarm()
         self.transport.write(raw_response(refusal))
         self.transport.close()
+        self._disarm()
         self.refused(refusal)
 
 

@@ -19,6 +19,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import psutil
 import pytest
 import requests
 
@@ -49,7 +50,10 @@ def gateway(triton_url, triton_grpc_url, tmp_path_factory) -> str:
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_ready(url, process, log)
+        before = psutil.Process(process.pid).memory_info().rss
         yield url
+        after = psutil.Process(process.pid).memory_info().rss
+        print(f"gateway RSS before the attacks {before / 2**20:.0f} MiB, after {after / 2**20:.0f} MiB")
     finally:
         process.terminate()
         process.wait(timeout=30)

@@ -247,3 +247,12 @@ def test_the_api_page_is_served_from_the_package(gateway):
     assert script.status_code == 200 and len(script.content) > 100_000
     assert spec["openapi"] == "3.0.3" and "201" in spec["paths"][PATH]["post"]["responses"]
     assert "anyOf" not in json.dumps(spec["components"]["schemas"]["Reading"])
+
+
+def test_readyz_is_503_until_a_health_check_has_finished(gateway):
+    def failing(url):
+        raise RuntimeError("a bug in the check")
+
+    with gateway(health=failing) as url:
+        response = requests.get(url + "/readyz")
+    assert response.status_code == 503 and "no health check" in response.json()["reason"]

@@ -91,3 +91,20 @@ def test_keep_alive_requests_are_each_given_their_own_deadline(gateway):
             connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
             assert connection.recv(65536).startswith(b"HTTP/1.1 200")
             time.sleep(0.2)
+
+
+def test_a_refused_connection_lingers_so_a_client_still_sending_reads_its_answer(gateway):
+    # Closed outright, a socket with unread data sends a reset, which can destroy the answer before the client
+    # reads it (a race, so this looks at the mechanism): the gateway shuts its side after the answer, then drops
+    # what the client still sends for a moment, and the client's sends keep succeeding meanwhile.
+    head = (
+        f"POST /v1/plate-reader/ HTTP/1.1\r\nHost: x\r\nAuthorization: Token {KEY}\r\n"
+        f"Content-Type: multipart/form-data; boundary=b\r\nContent-Length: {50 * 2**20}\r\n\r\n"
+    ).encode()
+    with gateway(FAST) as url, connect(url) as connection:
+        connection.sendall(head + bytes(2**20))
+        status, _, body = answer(connection)  # up to the gateway's end of the connection
+        for _ in range(5):
+            connection.sendall(bytes(2**20))  # would fail once a reset came back
+            time.sleep(0.05)
+    assert status == 413 and json.loads(body)["error"]["code"] == "body_too_large"
