@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import socket
 
 import pytest
 
@@ -64,3 +65,11 @@ def test_settings_that_cannot_work_are_refused():
         Settings(max_in_flight=0)
     with pytest.raises(SettingsError, match="printable ASCII"):
         Settings(keys=("has space",))
+
+
+def test_plates_gateway_on_a_taken_port_is_one_line_and_exit_69(monkeypatch, capsys):
+    monkeypatch.delenv("PLATES_GATEWAY_KEYS", raising=False)
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        code = main(["gateway", "--port", str(taken.getsockname()[1])])
+    assert code == 69
+    assert capsys.readouterr().err.startswith("error: cannot listen on http://127.0.0.1:")
