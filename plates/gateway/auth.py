@@ -9,9 +9,9 @@ from typing import Iterable
 from plates.gateway.errors import Refusal
 
 
-def key_id(key: str | bytes) -> str:
+def key_id(key: str) -> str:
     """A key's name in logs and limits: a short hash, from which a random key cannot be recovered."""
-    return hashlib.sha256(key.encode() if isinstance(key, str) else key).hexdigest()[:12]
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
 class KeyRing:
@@ -20,10 +20,6 @@ class KeyRing:
     def __init__(self, keys: Iterable[str]) -> None:
         # Digests of equal length: comparing them takes the same time whatever the token's length and content.
         self._digests = [(hashlib.sha256(key.encode()).digest(), key_id(key)) for key in keys]
-
-    @property
-    def required(self) -> bool:
-        return bool(self._digests)
 
     def identify(self, authorization: bytes | None) -> str | None:
         """The id of the key that `authorization` (the header's value) carries; None where no keys are set.
