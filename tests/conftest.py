@@ -27,6 +27,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=os.environ.get("PLATES_TRITON_GRPC_URL"),
         help="the gRPC endpoint of the --triton-url server (default: its HTTP port + 1, as Triton's 8000 and 8001)",
     )
+    parser.addoption(
+        "--gateway-url",
+        default=os.environ.get("PLATES_GATEWAY_URL"),
+        help="attack this running plates gateway (its key in $PLATES_GATEWAY_KEY) instead of starting one",
+    )
     # tests/image: the built serving image and a container of it (scripts/test-image.sh passes these).
     parser.addoption("--image", help="the serving image to test (tests/image runs only when it is given)")
     parser.addoption("--container", help="a running container of --image, published at --triton-url")

@@ -1,7 +1,8 @@
 """plates gateway in front of the real server, attacked as issue 25 attacked Triton, over real sockets on 127.0.0.1.
 
 The gateway runs as users run it (`python -m plates.cli.main gateway`, keys from the environment), with short
-deadlines so that the trickling cases end in seconds. After every attack the gateway must still be ready and still
+deadlines so that the trickling cases end in seconds; or it is the one given with --gateway-url (the container's,
+which scripts/test-image.sh starts with the same deadlines and its key in PLATES_GATEWAY_KEY). After every attack the gateway must still be ready and still
 read car.jpg's plate. How fast each refusal came is printed (`pytest -s`), not asserted: this machine is shared.
 """
 
@@ -24,9 +25,10 @@ import pytest
 import requests
 
 from plates.gateway.client import GatewayClient
+from plates.readiness import normalize_url
 from plates.server.launcher import free_port
 
-KEY = "integration-gateway-key-5f1c0e"
+KEY = os.environ.get("PLATES_GATEWAY_KEY", "integration-gateway-key-5f1c0e")
 AUTH = {"Authorization": f"Token {KEY}"}
 PATH = "/v1/plate-reader/"
 HEADER_TIMEOUT, BODY_TIMEOUT = 2, 3
@@ -35,8 +37,14 @@ HUGE_SHAPE = {"inputs": [{"name": "input__0", "shape": [8589934592, 1, 3], "data
 
 
 @pytest.fixture(scope="module")
-def gateway(triton_url, triton_grpc_url, tmp_path_factory) -> str:
-    """A gateway on a free port of 127.0.0.1, ready (its deep check of Triton passed): its base URL."""
+def gateway(request, triton_url, triton_grpc_url, tmp_path_factory) -> str:
+    """A gateway on a free port of 127.0.0.1, ready (its deep check of Triton passed), or the one given: its URL."""
+    given = request.config.getoption("--gateway-url")
+    if given:
+        url = normalize_url(given)
+        wait_until_ready(url)
+        yield url
+        return
     port = free_port()
     log = Path(tmp_path_factory.mktemp("gateway")) / "gateway.log"
     command = [
@@ -60,17 +68,19 @@ def gateway(triton_url, triton_grpc_url, tmp_path_factory) -> str:
         print(log.read_text()[-3000:])
 
 
-def wait_until_ready(url: str, process: subprocess.Popen, log: Path, timeout: float = 60) -> None:
+def wait_until_ready(url: str, process: subprocess.Popen | None = None, log: Path | None = None,
+                     timeout: float = 60) -> None:  # fmt: skip
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        assert process.poll() is None, f"the gateway exited with {process.returncode}: {log.read_text()[-2000:]}"
+        if process is not None:
+            assert process.poll() is None, f"the gateway exited with {process.returncode}: {log.read_text()[-2000:]}"
         try:
             if requests.get(url + "/readyz", timeout=2).status_code == 200:
                 return
         except requests.ConnectionError:
             pass
         time.sleep(0.2)
-    raise AssertionError(f"the gateway was not ready in {timeout} s: {log.read_text()[-2000:]}")
+    raise AssertionError(f"the gateway was not ready in {timeout} s: {log.read_text()[-2000:] if log else url}")
 
 
 @pytest.fixture
@@ -153,8 +163,9 @@ def test_a_real_client_reads_car_jpg(gateway, samples, still_serving):
     assert result["subject"] == {"code": "197", "name": "Moscow"}
 
 
-@pytest.mark.skipif(shutil.which("curl") is None, reason="no curl on this machine (requests posts the same form above)")
 def test_curl_reads_car_jpg(gateway, samples):
+    # curl is one of the README's prerequisites: the manual's own way to call the gateway.
+    assert shutil.which("curl"), "curl is not installed (README, Prerequisites)"
     output = subprocess.run(
         ["curl", "-sS", "-F", f"upload=@{samples / 'car.jpg'}", "-H", f"Authorization: Token {KEY}", gateway + PATH],
         capture_output=True, text=True, timeout=60, check=True,
