@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the serving image from the Dockerfile, start it hardened as users would (user 1000, read-only root,
-# 512 MiB /dev/shm, ports on 127.0.0.1 only), run tests/integration and tests/image against it, stop it.
+# 512 MiB /dev/shm, ports on 127.0.0.1 only), run tests/integration and tests/image against it (Triton's ports and
+# the gateway's, which attacks it through its published port), stop it.
 # Exits non-zero if anything failed, or if no container engine can run here (never a silent skip).
 #
 #   scripts/test-image.sh                        # Docker where an engine answers, else Podman (installed if needed)
@@ -85,7 +86,7 @@ size=$("${ENGINE[@]}" image inspect --format '{{.Size}}' "$IMAGE")
 
 # --- run ---------------------------------------------------------------------------------------------------------
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-HTTP=$(free_port) GRPC=$(free_port) METRICS=$(free_port)
+HTTP=$(free_port) GRPC=$(free_port) METRICS=$(free_port) GATEWAY=$(free_port)
 NAME="plates-image-test-$$"
 cleanup() {
   if [ -z "${PLATES_IMAGE_KEEP:-}" ]; then
@@ -98,11 +99,19 @@ trap cleanup EXIT
 # The supervisor in the image exits when the server fails its deep health check; the restart policy starts it again.
 # PLATES_ADMIN_KEY opens the admin APIs to the tests (tests/integration/conftest.py uses the same default).
 export PLATES_ADMIN_KEY="${PLATES_ADMIN_KEY:-plates-integration-tests}"
+# The gateway listens on 0.0.0.0 inside, so it needs a key; the tests send the same one (PLATES_GATEWAY_KEY). Its
+# deadlines are those tests/integration/test_gateway.py gives the gateway it starts itself, so that the trickling
+# attacks end in seconds; its health check runs every second, as there.
+PLATES_GATEWAY_KEY=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+export PLATES_GATEWAY_KEY PLATES_GATEWAY_KEYS="$PLATES_GATEWAY_KEY" PLATES_GATEWAY_HEADER_TIMEOUT=2 \
+  PLATES_GATEWAY_BODY_TIMEOUT=3 PLATES_GATEWAY_HEALTH_INTERVAL=1
 # Podman without systemd cannot schedule health checks and says so on every start; tests/image runs the check
 # itself. What the engine says is shown only if the container does not start.
 if ! said=$("${ENGINE[@]}" run -d --name "$NAME" --user 1000:1000 --read-only --tmpfs /tmp:rw,size=256m \
-  --shm-size 512m --stop-timeout 40 --restart on-failure -e PLATES_ADMIN_KEY "${RUN_ARGS[@]}" \
-  -p "127.0.0.1:$HTTP:8000" -p "127.0.0.1:$GRPC:8001" -p "127.0.0.1:$METRICS:8002" "$IMAGE" 2>&1 >/dev/null); then
+  --shm-size 512m --stop-timeout 40 --restart on-failure -e PLATES_ADMIN_KEY -e PLATES_GATEWAY_KEYS \
+  -e PLATES_GATEWAY_HEADER_TIMEOUT -e PLATES_GATEWAY_BODY_TIMEOUT -e PLATES_GATEWAY_HEALTH_INTERVAL "${RUN_ARGS[@]}" \
+  -p "127.0.0.1:$HTTP:8000" -p "127.0.0.1:$GRPC:8001" -p "127.0.0.1:$METRICS:8002" -p "127.0.0.1:$GATEWAY:8080" \
+  "$IMAGE" 2>&1 >/dev/null); then
   echo "$said" >&2
   die "the container did not start"
 fi
@@ -115,10 +124,11 @@ ready_s=$(seconds "$start" "$(now)")
 
 # --- test --------------------------------------------------------------------------------------------------------
 status=0
-poetry run pytest tests/integration --triton-url "127.0.0.1:$HTTP" -q "$@" || status=1
+ENDPOINTS=(--triton-url "127.0.0.1:$HTTP" --triton-grpc-url "127.0.0.1:$GRPC" --gateway-url "127.0.0.1:$GATEWAY")
+poetry run pytest tests/integration "${ENDPOINTS[@]}" -q "$@" || status=1
 # Last: these stop the container.
-poetry run pytest tests/image --image "$IMAGE" --container "$NAME" --engine "${ENGINE[*]}" \
-  --triton-url "127.0.0.1:$HTTP" -q "$@" || status=1
+poetry run pytest tests/image --image "$IMAGE" --container "$NAME" --engine "${ENGINE[*]}" "${ENDPOINTS[@]}" \
+  -q "$@" || status=1
 [ $status = 0 ] || "${ENGINE[@]}" logs --tail 80 "$NAME" >&2 || true
 
 echo "image: $IMAGE"

@@ -28,7 +28,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from plates.exceptions import ServerUnavailableError
+from plates.exceptions import ServerUnavailableError, SettingsError
 from plates.readiness import wait_for_server
 from plates.server.health import HealthReport, TrafficAwareCheck
 from plates.server.options import serving_flags
@@ -162,7 +162,11 @@ def main(argv: list[str] | None = None) -> int:
 
     server = CommandServer(command, args.url)
     # The gateway answers 503 until Triton is ready, and its /readyz says so.
-    gateway = GatewayProcess().start() if args.gateway else None
+    try:
+        gateway = GatewayProcess().start() if args.gateway else None
+    except SettingsError as error:
+        print(f"supervisor: the gateway cannot start: {error}", file=sys.stderr, flush=True)
+        return error.exit_code
     supervisor = Supervisor(server, heal=args.heal, gateway=gateway)
     server.start(wait_until_ready=False)
 

@@ -39,6 +39,14 @@ def test_image_health_check_passes(engine, container):
         time.sleep(2)
 
 
+def test_the_image_refuses_to_publish_the_gateway_without_api_keys(engine, image):
+    """Started as compose or a pod would be, but with no key: the gateway would serve anyone on 0.0.0.0."""
+    run = engine("run", "--rm", "--user", "1000:1000", "--read-only", "--tmpfs", "/tmp", "-e", "PLATES_GATEWAY_KEYS=",
+                 image, timeout=120, check=False)  # fmt: skip
+    assert run.returncode == 78, run
+    assert "the gateway cannot start: refusing to listen on 0.0.0.0 without API keys" in run.stderr, run.stderr
+
+
 def files_under(engine, image: str, folder: str) -> set[str]:
     found = engine("run", "--rm", "--user", "root", "--entrypoint", "find", image, folder, "-type", "f", timeout=300)
     return set(found.stdout.split())

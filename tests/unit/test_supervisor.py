@@ -164,3 +164,17 @@ def test_a_gateway_that_exited_ends_the_container_with_its_server_when_not_heali
     assert supervisor.run() == 1
     assert server.events == ["kill"] and gateway.events == ["kill"]
     assert lines[0] == "supervisor: the gateway exited with code 78"
+
+
+def test_a_gateway_that_would_refuse_its_settings_stops_the_supervisor_before_triton_starts(
+    monkeypatch, capsys, tmp_path
+):
+    from plates.server.supervisor import main
+
+    monkeypatch.setenv("PLATES_GATEWAY_HOST", "0.0.0.0")
+    monkeypatch.delenv("PLATES_GATEWAY_KEYS", raising=False)
+    monkeypatch.delenv("PLATES_GATEWAY_KEYS_FILE", raising=False)
+    started = tmp_path / "started"
+    assert main(["--gateway", "--", "touch", str(started)]) == 78
+    assert not started.exists()
+    assert "the gateway cannot start: refusing to listen on 0.0.0.0 without API keys" in capsys.readouterr().err
