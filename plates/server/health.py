@@ -1,15 +1,31 @@
-"""The deep health check: a small real request to every model, over HTTP, as a client would send it.
+"""The deep health check: a small real request to every model, over HTTP, as a client would send it; and the verdict
+of the supervisor, which also watches the models' processes, for the callers that cannot.
 
 Triton 2.51 keeps answering ready on /v2/health/ready after a Python model's stub process died (its stub restart is
 gone, and model readiness does not follow stub health in this release), while every request to that model fails.
-So the one health check of the service, used by the image's HEALTHCHECK, the Kubernetes probes and the
-`plates serve` supervisor, asks each model for an answer instead:
+So the one health check of the service, used by the image's HEALTHCHECK, the gateway's /readyz (the Kubernetes
+probes) and the `plates serve` supervisor, asks each model for an answer instead:
 
     python3 -m plates.server.health [--url localhost:8000] [--timeout 5]   # exit 0 healthy, 1 not; one line
 
 It imports only the standard library, so that a probe every 10 s costs a process start, not a PyTorch import.
-A refusal for overload (HTTP 503) counts as healthy: the model answered, it is only busy, and restarting a busy
-server would make the overload worse.
+
+A refusal (HTTP 503) alone cannot say whether a model is busy or dead: a dead stub's requests wait about a second in
+Triton before they fail, so under load its queue is full and refuses like a busy one. Two signals tell them apart
+whatever the load:
+- The supervisor started Triton, so it sees the stubs, Triton's children: one that has exited is a dead model, seen
+  within a second (plates.server.supervisor). No other caller can see them: the gateway runs in a process of its own,
+  the HEALTHCHECK and the probes in a new process each time, maybe in another container.
+- Triton's statistics, read at each check: a model whose failures rose since the previous check while its successes
+  did not is dead, not busy (a busy model still finishes requests; Triton 2.51 does not count queue refusals as
+  failures). Only a caller that checks again and again has a previous reading (TrafficAwareCheck).
+
+So the supervisor writes its verdict to a small file, one per server port (verdict_path), at every one-second tick;
+deep_check and TrafficAwareCheck take that verdict, where its writer still runs, instead of probing: every caller
+gets the evidence of the one process that can see it, and the server gets one prober under load instead of three.
+A healthy verdict older than VERDICT_FRESH_S means the supervisor stopped watching: unhealthy, so that liveness
+restarts what hangs. Without a supervisor (a tritonserver started by hand) the callers probe, as before: a refusal
+then counts as busy, since restarting a busy server would make the overload worse.
 
 The supervisor, which checks every 5 s and remembers, probes only the models that have not proven themselves since
 its last check (TrafficAwareCheck): a model that answered client requests in between, and failed none, is alive.
@@ -22,11 +38,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Mapping
+from urllib.parse import urlsplit
 
 from plates.readiness import normalize_url
 
@@ -36,6 +57,10 @@ PHOTO_SIDE = 32
 CROP_SHAPE = [1, 3, 24, 94]
 BUSY = 503
 SERVED = "served"
+# The folder of the supervisor's verdicts; else $XDG_RUNTIME_DIR (the user's own), else the temporary folder.
+VERDICT_DIR_VARIABLE = "PLATES_HEALTH_DIR"
+# The supervisor writes every second; a healthy verdict this old is from a supervisor that stopped watching.
+VERDICT_FRESH_S = 10.0
 
 
 def _tensor(name: str, datatype: str, shape: list[int], value: int | float) -> dict:
@@ -112,7 +137,7 @@ def _error_text(error: urllib.error.HTTPError) -> str:
         return error.reason
 
 
-def deep_check(url: str, timeout: float = 5.0, served: frozenset[str] = frozenset()) -> HealthReport:
+def probe_models(url: str, timeout: float = 5.0, served: frozenset[str] = frozenset()) -> HealthReport:
     """Every model, one small request each, except where every model the request would exercise is in `served`
     (alive by its traffic: served_since); the orchestrator first, since it is what clients call."""
     return HealthReport(
@@ -122,6 +147,12 @@ def deep_check(url: str, timeout: float = 5.0, served: frozenset[str] = frozense
             for model in PROBES
         )
     )
+
+
+def deep_check(url: str, timeout: float = 5.0) -> HealthReport:
+    """The verdict of the supervisor watching the server at `url`, where one runs; else every model probed."""
+    verdict = read_verdict(url)
+    return verdict if verdict is not None else probe_models(url, timeout)
 
 
 def request_counts(url: str, timeout: float) -> Counts | None:
@@ -142,6 +173,18 @@ def request_counts(url: str, timeout: float) -> Counts | None:
     return counts
 
 
+def failing_since(before: Counts | None, now: Counts | None) -> dict[str, str]:
+    """The models whose failures rose between the two readings while their successes did not, each with what it
+    did: a dead stub fails every request that reaches it, while a busy model still finishes some."""
+    if before is None or now is None:
+        return {}
+    return {
+        model: f"{failed - before[model][1]} requests failed and none succeeded since the last check"
+        for model, (done, failed) in now.items()
+        if model in before and done == before[model][0] and failed > before[model][1]
+    }
+
+
 def served_since(before: Counts | None, now: Counts | None) -> frozenset[str]:
     """The models that answered requests between the two readings and failed none. A model whose stub died fails
     every request sent to it, so one that failed any, or was sent none, is not among them; nor is any model after a
@@ -157,20 +200,85 @@ def served_since(before: Counts | None, now: Counts | None) -> frozenset[str]:
 
 @dataclass
 class TrafficAwareCheck:
-    """deep_check for a caller that checks again and again (the supervisor): each check sends only the probes whose
-    models have not all served requests, without a failure, since the previous one."""
+    """deep_check for a caller that checks again and again (the supervisor, the gateway): each check sends only the
+    probes whose models have not all served requests, without a failure, since the previous one; a refusal counts
+    as busy only where no model the probe exercised has been failing without success since then."""
 
     timeout: float
     counts: Counts | None = None  # as read after the previous check's probes
+    reads_verdict: bool = True  # take the supervisor's verdict where one runs; False in the supervisor, its writer
 
     def __call__(self, url: str) -> HealthReport:
+        verdict = read_verdict(url) if self.reads_verdict else None
+        if verdict is not None:
+            return verdict
         now = request_counts(url, self.timeout)
-        report = deep_check(url, self.timeout, served_since(self.counts, now))
+        report = dead_not_busy(probe_models(url, self.timeout, served_since(self.counts, now)),
+                               failing_since(self.counts, now))  # fmt: skip
         # Probes count as requests too: read again after any, so that their answers do not pass for traffic at the
         # next check. Where every model served, nothing was sent and this reading stands.
         probed = any(m.detail != SERVED for m in report.models)
         self.counts = request_counts(url, self.timeout) if probed else now
         return report
+
+
+def dead_not_busy(report: HealthReport, failing: Mapping[str, str]) -> HealthReport:
+    """`report` with each refusal ("busy") from a probe that exercised a failing model (failing_since) made a
+    failure: that model is dead, and its queue refuses because requests wait on it before they fail."""
+    models = []
+    for health in report.models:
+        dead = [f"{model} {failing[model]}" for model in EXERCISED[health.model] if model in failing]
+        if health.detail == "busy" and dead:
+            health = ModelHealth(health.model, False, "refused, and " + "; ".join(dead), health.seconds)
+        models.append(health)
+    return HealthReport(tuple(models))
+
+
+def verdict_path(url: str) -> Path:
+    """The file of the supervisor's verdict on the server at `url`: one per port, as servers beside each other
+    have (the tests', and other users')."""
+    folder = os.environ.get(VERDICT_DIR_VARIABLE) or os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+    return Path(folder) / f"plates-health-{urlsplit(normalize_url(url)).port or 80}.json"
+
+
+def write_verdict(url: str, report: HealthReport) -> None:
+    """The supervisor's verdict, replacing the last at once: a reader never sees half a file."""
+    path = verdict_path(url)
+    record = {"pid": os.getpid(), "written": time.time(), "models": [asdict(m) for m in report.models]}
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(json.dumps(record))
+    os.replace(partial, path)
+
+
+def remove_verdict(url: str) -> None:
+    verdict_path(url).unlink(missing_ok=True)
+
+
+def read_verdict(url: str) -> HealthReport | None:
+    """The verdict of the supervisor watching the server at `url`; None where there is none, or its writer has
+    exited (it was about a server that is gone with it)."""
+    try:
+        record = json.loads(verdict_path(url).read_text())
+        pid, written = int(record["pid"]), float(record["written"])
+        report = HealthReport(tuple(ModelHealth(**m) for m in record["models"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not _running(pid):
+        return None
+    age = time.time() - written
+    if report.healthy and age > VERDICT_FRESH_S:
+        return HealthReport((ModelHealth("supervisor", False, f"its last verdict is {age:.0f} s old", 0.0),))
+    return report
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # another user's process: it exists
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,5 @@
-"""The processes of a Triton server that runs on this machine, and their resident memory (`plates bench`'s soak).
+"""The processes of a Triton server that runs on this machine: its stubs, alive or not (the supervisor, the
+orchestrator), and their resident memory (`plates bench`'s soak).
 
 The server is the `tritonserver` process listening on the URL's port; each model instance of the Python backend
 (and of the local PyTorch stand-in) is one `triton_python_backend_stub` child of it. A server in a container, on
@@ -7,9 +8,10 @@ another machine or of another user is not visible: the caller is told so, rather
 
 from __future__ import annotations
 
+import os
+import re
 import socket
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import psutil
@@ -46,12 +48,71 @@ def server_processes(url: str) -> list[psutil.Process]:
     return []
 
 
-def _name(process: psutil.Process) -> str:
-    """The stub's first argument is its model file, `<repository>/<model>/<version>/model.py`."""
+# A stub's first argument is its model file: `<repository>/<model>/<version>/model.py` (model.pt for the stand-in).
+MODEL_FILE = re.compile(r"/([^/]+)/[0-9]+/model\.[a-z]+$")
+
+
+def model_of(process: psutil.Process) -> str | None:
+    """The model a stub serves; None for a process that is no stub."""
     command = process.cmdline()
-    if process.name() == "triton_python_backend_stub" and len(command) > 1:
-        return f"stub {Path(command[1]).parent.parent.name}"
-    return process.name()
+    found = MODEL_FILE.search(command[1]) if len(command) > 1 else None
+    return found.group(1) if found else None
+
+
+def exited(process: psutil.Process) -> bool:
+    """Gone, or a zombie that its parent has not reaped yet: either way it serves nothing any more."""
+    try:
+        return not process.is_running() or process.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def stubs(server_pid: int) -> list[tuple[str, psutil.Process]]:
+    """The running stubs of the tritonserver process `server_pid`, each with the model it serves; none where that
+    process is gone."""
+    try:
+        children = psutil.Process(server_pid).children()
+    except psutil.NoSuchProcess:
+        return []
+    found = []
+    for child in children:
+        try:
+            model = model_of(child)
+            if model is not None and not exited(child):
+                found.append((model, child))
+        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def sibling_exited(model: str) -> bool:
+    """Called in a stub: whether `model` has no running stub beside it, under the same tritonserver. A stub killed
+    with -9 stays dead (Triton 2.51 never restarts it) until the server is restarted."""
+    return model not in {name for name, _ in stubs(os.getppid())}
+
+
+class SiblingStubs:
+    """Called in a stub (the orchestrator's): whether a model it calls has lost its stub. Only a model whose stub
+    was seen beside this one can have: the real PyTorch backend serves its models inside tritonserver, with none."""
+
+    def __init__(self) -> None:
+        self.looked: set[str] = set()
+        self.with_stub: set[str] = set()
+
+    def answered(self, model: str) -> None:
+        """After `model` answered: the first time, look whether it runs in a stub (one look per model)."""
+        if model not in self.looked:
+            self.looked.add(model)
+            if not sibling_exited(model):
+                self.with_stub.add(model)
+
+    def exited(self, model: str) -> bool:
+        return model in self.with_stub and sibling_exited(model)
+
+
+def _name(process: psutil.Process) -> str:
+    model = model_of(process) if process.name() == "triton_python_backend_stub" else None
+    return process.name() if model is None else f"stub {model}"
 
 
 def memory(processes: list[psutil.Process]) -> dict[int, ProcessMemory]:

@@ -8,7 +8,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from plates.server.health import PROBES, TrafficAwareCheck, deep_check, main, request_counts, served_since
+from plates.server.health import (
+    PROBES,
+    HealthReport,
+    ModelHealth,
+    TrafficAwareCheck,
+    deep_check,
+    failing_since,
+    main,
+    request_counts,
+    served_since,
+    write_verdict,
+)
+
+
+@pytest.fixture(autouse=True)
+def verdicts(verdict_dir):
+    return verdict_dir
 
 
 @pytest.fixture
@@ -121,3 +137,42 @@ def test_the_supervisors_check_probes_only_the_models_without_traffic_since_its_
 
 def test_counts_are_none_where_no_server_answers():
     assert request_counts("127.0.0.1:9", timeout=1) is None
+
+
+def test_a_model_is_failing_when_its_failures_rose_and_its_successes_did_not():
+    before = {"plate_recognition": (10, 1), "yolo": (10, 0), "stn": (4, 0), "lprnet": (4, 2)}
+    now = {"plate_recognition": (12, 2), "yolo": (10, 5), "stn": (4, 0), "lprnet": (5, 3)}
+    # plate_recognition and lprnet failed some but still finished others: busy at worst; stn did nothing.
+    assert failing_since(before, now) == {"yolo": "5 requests failed and none succeeded since the last check"}
+    assert failing_since(None, now) == failing_since(before, None) == {}
+
+
+def test_a_refusal_from_a_probe_of_a_failing_model_is_dead_not_busy(fake_triton):
+    url, statuses, _ = fake_triton
+    check = TrafficAwareCheck(timeout=5)
+    statuses["counts"] = {"plate_recognition": (9, 0), "yolo": (9, 0), "stn": (3, 0), "lprnet": (3, 0)}
+    assert check(url).healthy
+    # Under load yolo's stub died: its requests fail after a wait, so plate_recognition's queue is full.
+    statuses["counts"] = {"plate_recognition": (12, 0), "yolo": (9, 4), "stn": (3, 0), "lprnet": (3, 0)}
+    statuses["plate_recognition"] = 503
+    report = check(url)
+    assert [m.model for m in report.failed] == ["plate_recognition"]
+    assert report.failed[0].detail == (
+        "refused, and yolo 4 requests failed and none succeeded since the last check"
+    )
+    # A refusal while every model it exercises still finishes requests is busy, as before.
+    statuses["counts"] = {"plate_recognition": (15, 0), "yolo": (12, 4), "stn": (3, 0), "lprnet": (3, 0)}
+    assert check(url).healthy
+
+
+def test_a_supervisors_verdict_is_every_callers_answer_without_a_probe(fake_triton, capsys):
+    url, statuses, seen = fake_triton
+    dead = HealthReport((ModelHealth("tritonserver", False, "restarting: the stub of yolo (pid 7) exited", 0.0),))
+    write_verdict(url, dead)  # by this process, which runs: as the supervisor would
+    assert deep_check(url) == dead
+    assert TrafficAwareCheck(timeout=5)(url) == dead
+    assert main(["--url", url]) == 1
+    assert capsys.readouterr().err.strip() == "unhealthy: tritonserver: restarting: the stub of yolo (pid 7) exited"
+    assert seen == []
+    # The supervisor's own check probes and never reads its own verdict.
+    assert TrafficAwareCheck(timeout=5, reads_verdict=False)(url).healthy and seen

@@ -1,4 +1,20 @@
-from plates.server.processes import ProcessMemory, format_growth, server_processes
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+
+from plates.server.processes import (
+    ProcessMemory,
+    SiblingStubs,
+    exited,
+    format_growth,
+    server_processes,
+    sibling_exited,
+    stubs,
+)
 
 MIB = 1024 * 1024
 
@@ -15,3 +31,57 @@ def test_growth_is_given_per_process_and_in_all_with_gone_and_new_ones_named():
 
 def test_a_server_on_another_machine_has_no_visible_processes():
     assert server_processes("http://triton.example:8000") == []
+
+
+def stub_pid(server_pid: int, model: str) -> int:
+    [pid] = [process.pid for name, process in stubs(server_pid) if name == model]
+    return pid
+
+
+def test_stubs_are_the_servers_children_named_by_their_model_file_and_a_killed_one_is_gone(stub_tree):
+    server = stub_tree("yolo", "stn")
+    found = stubs(server.pid)
+    assert sorted(model for model, _ in found) == ["stn", "yolo"]
+    yolo = stub_pid(server.pid, "yolo")
+    os.kill(yolo, signal.SIGKILL)
+    [process] = [process for model, process in found if model == "yolo"]
+    deadline = time.monotonic() + 10  # SIGKILL lands when the kernel next schedules the process
+    while not exited(process):
+        assert time.monotonic() < deadline, "a killed stub still counts as running"
+        time.sleep(0.05)
+    # Its parent has not reaped it: a zombie, which serves nothing.
+    assert psutil.Process(yolo).status() == psutil.STATUS_ZOMBIE
+    assert [model for model, _ in stubs(server.pid)] == ["stn"]
+
+
+def test_a_stub_sees_whether_a_sibling_models_stub_has_exited(stub_tree, monkeypatch):
+    server = stub_tree("yolo", "stn")
+    monkeypatch.setattr(os, "getppid", lambda: server.pid)  # as if called in one of its stubs
+    assert not sibling_exited("stn")
+    os.kill(stub_pid(server.pid, "stn"), signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while not sibling_exited("stn"):
+        assert time.monotonic() < deadline, "a killed sibling still counts as running"
+        time.sleep(0.05)
+    assert not sibling_exited("yolo")
+    assert sibling_exited("lprnet"), "a model with no stub at all"
+
+
+def test_only_a_model_once_seen_in_a_stub_can_have_lost_it(stub_tree, monkeypatch):
+    server = stub_tree("yolo", "stn")
+    monkeypatch.setattr(os, "getppid", lambda: server.pid)
+    siblings = SiblingStubs()
+    for model in ("stn", "lprnet"):  # lprnet answers from inside tritonserver (the real PyTorch backend)
+        siblings.answered(model)
+    os.kill(stub_pid(server.pid, "stn"), signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while not siblings.exited("stn"):
+        assert time.monotonic() < deadline, "a killed stub still counts as running"
+        time.sleep(0.05)
+    assert not siblings.exited("lprnet")
+
+
+def test_the_stubs_of_a_server_that_is_gone_are_none():
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    assert stubs(process.pid) == []
