@@ -104,6 +104,10 @@ class LocalServer:
     def process(self):
         return None if self.triton is None else self.triton.process
 
+    @property
+    def pid(self) -> int | None:
+        return None if self.triton is None else self.triton.pid
+
     def command(self, backend_dir: Path, shm_prefix: str) -> list[str]:
         return [
             str(pytriton_dir() / "tritonserver" / "bin" / "tritonserver"),

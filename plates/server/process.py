@@ -40,6 +40,10 @@ class ChildProcess:
         return self.process is not None and self.process.poll() is None
 
     @property
+    def pid(self) -> int | None:
+        return None if self.process is None else self.process.pid
+
+    @property
     def returncode(self) -> int | None:
         return None if self.process is None else self.process.poll()
 

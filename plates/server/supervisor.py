@@ -1,13 +1,18 @@
-"""Watch a Triton server with the deep health check and act when it fails: the same watch for `plates serve` and
-the serving image.
+"""Watch a Triton server and act when it fails: the same watch for `plates serve` and the serving image.
 
-Triton 2.51 never restarts a Python model's stub that died, and keeps saying ready. Every `interval` seconds the
-supervisor asks every model for an answer (plates.server.health), except those that served client requests without
-a failure since its last check; after `failures` failed checks in a row it kills the server with its stubs and
-removes their shared memory, then either starts it again (`plates serve`) or exits non-zero so that the container's
-restart policy, or Kubernetes, starts a fresh one (the image). With the defaults a dead stub is noticed within
-interval * failures + the check's timeout = 15 s, or one interval later where the check just before the kill
-counted the model's traffic.
+Triton 2.51 never restarts a Python model's stub that died, and keeps saying ready. So every second the supervisor
+looks at the stubs the server had when it became ready (its children): one that has exited, or is a zombie, is a
+dead model, whatever the load. Every `interval` seconds it also asks every model for an answer
+(plates.server.health), except those that served client requests without a failure since its last check; a model
+whose failures rose without a success since then is dead even where its queue refuses the probe. A dead stub acts at
+once; failed checks act after `failures` in a row. Either way it kills the server with its stubs and removes their
+shared memory, then either starts it again (`plates serve`) or exits non-zero so that the container's restart
+policy, or Kubernetes, starts a fresh one (the image). With the defaults a killed stub is acted on within a second
+of its death, and a model that fails without dying within interval * failures + the check's timeout = 15 s.
+
+At each tick it writes its verdict for the other callers of plates.server.health (the HEALTHCHECK, the gateway's
+/readyz and so the Kubernetes probes): "starting" until a fresh server has passed a check, then the last check's
+report, and why while it restarts.
 
 The image runs it as its command, in front of tritonserver:
 
@@ -25,24 +30,34 @@ import argparse
 import signal
 import sys
 import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
+import psutil
+
 from plates.exceptions import ServerUnavailableError, SettingsError
 from plates.readiness import wait_for_server
-from plates.server.health import HealthReport, TrafficAwareCheck
+from plates.server.health import HealthReport, ModelHealth, TrafficAwareCheck, remove_verdict, write_verdict
 from plates.server.options import serving_flags
 from plates.server.gateway_process import GatewayProcess
 from plates.server.process import EXIT_TIMEOUT_S, ChildProcess, TritonProcess, new_shm_prefix, shm_flag
+from plates.server.processes import exited, stubs
 
+TICK_S = 1.0
 INTERVAL_S = 5.0
 FAILURES = 2
 CHECK_TIMEOUT_S = 5.0
 READY_TIMEOUT_S = 300.0
 
 
+STARTING = HealthReport((ModelHealth("tritonserver", False, "starting", 0.0),))
+
+
 class Server(Protocol):
     url: str
+    pid: int | None  # tritonserver's, whose children are the stubs
 
     def start(self, wait_until_ready: bool = True, timeout: float = READY_TIMEOUT_S) -> object: ...
 
@@ -60,7 +75,10 @@ class Supervisor:
     heal: bool  # restart the server (plates serve); else stop watching and report the failure (the image)
     interval: float = INTERVAL_S
     failures: int = FAILURES
-    check: Callable[[str], HealthReport] = field(default_factory=lambda: TrafficAwareCheck(CHECK_TIMEOUT_S))
+    check: Callable[[str], HealthReport] = field(
+        default_factory=lambda: TrafficAwareCheck(CHECK_TIMEOUT_S, reads_verdict=False)
+    )
+    tick: float = TICK_S
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)
     # The public API in front of the server (plates gateway): started again if it exits when healing, else its exit
     # ends the watch as a failed server's does.
@@ -69,9 +87,17 @@ class Supervisor:
     def __post_init__(self) -> None:
         self.stopping = threading.Event()
         self.restarts = 0
+        self.verdict = STARTING
+        self._unwritable: str | None = None
 
     def run(self) -> int:
         """Watch until stop() (0), or until the server fails and cannot be healed here (1)."""
+        try:
+            return self._run()
+        finally:
+            remove_verdict(self.server.url)
+
+    def _run(self) -> int:
         while not self.stopping.is_set():
             reason = self._watch()
             if reason is None:
@@ -85,6 +111,7 @@ class Supervisor:
                 return 1
             self.restarts += 1
             self.log(f"supervisor: restarting Triton (restart {self.restarts})")
+            self.publish(HealthReport((ModelHealth("tritonserver", False, f"restarting: {reason}", 0.0),)))
             try:
                 self.server.start(wait_until_ready=True, timeout=READY_TIMEOUT_S)
             except ServerUnavailableError as error:
@@ -95,25 +122,58 @@ class Supervisor:
 
     def _watch(self) -> str | None:
         """None once stop() is called; else why the server must go."""
+        self.publish(self.verdict)  # starting, or restarting: until the first check of this server ends
+        stubs_when_ready = [] if self.server.pid is None else stubs(self.server.pid)
+        if stubs_when_ready:  # none where the server's processes cannot be seen: the HTTP checks still watch
+            self.log(f"supervisor: watching the stubs of {', '.join(sorted(model for model, _ in stubs_when_ready))}")
+        # The HTTP check runs in a thread of its own, so that its probes, which may wait seconds at a loaded server,
+        # never delay the look at the stubs; nor the kill: an unfinished check is left to fail against no server.
+        checks = ThreadPoolExecutor(1, thread_name_prefix="health-check")
+        try:
+            return self._watch_loop(stubs_when_ready, checks)
+        finally:
+            checks.shutdown(wait=False, cancel_futures=True)
+
+    def _watch_loop(self, watched: list[tuple[str, psutil.Process]], checks: ThreadPoolExecutor) -> str | None:
         failed = 0
-        while not self.stopping.wait(self.interval):
+        check: Future | None = None
+        next_check = time.monotonic()
+        while not self.stopping.wait(self.tick):
             if self.gateway is not None and not self.gateway.alive:
-                exited = f"the gateway exited with code {self.gateway.returncode}"
+                gone = f"the gateway exited with code {self.gateway.returncode}"
                 if not self.heal:
-                    return exited
-                self.log(f"supervisor: {exited}; starting it again")
+                    return gone
+                self.log(f"supervisor: {gone}; starting it again")
                 self.gateway.start()
             if not self.server.alive:
                 return "tritonserver exited"
-            report = self.check(self.server.url)
-            if report.healthy:
-                failed = 0
-                continue
-            failed += 1
-            self.log(f"supervisor: health check {failed}/{self.failures} failed: {report.summary()}")
-            if failed >= self.failures:
-                return f"{', '.join(m.model for m in report.failed)} failed {failed} health checks in a row"
+            dead = [f"the stub of {model} (pid {stub.pid}) exited" for model, stub in watched if exited(stub)]
+            if dead:
+                return "; ".join(dead)
+            if check is None and time.monotonic() >= next_check:
+                check = checks.submit(self.check, self.server.url)
+            if check is not None and check.done():
+                report, check, next_check = check.result(), None, time.monotonic() + self.interval
+                self.verdict = report
+                failed = 0 if report.healthy else failed + 1
+                if not report.healthy:
+                    self.log(f"supervisor: health check {failed}/{self.failures} failed: {report.summary()}")
+                if failed >= self.failures:
+                    return f"{', '.join(m.model for m in report.failed)} failed {failed} health checks in a row"
+            self.publish(self.verdict)
         return None
+
+    def publish(self, verdict: HealthReport) -> None:
+        """Write the verdict for the other callers of plates.server.health. A folder that cannot be written costs
+        them the supervisor's evidence (they probe instead), never the watch; it is logged once."""
+        self.verdict = verdict
+        try:
+            write_verdict(self.server.url, verdict)
+            self._unwritable = None
+        except OSError as error:
+            if self._unwritable != str(error):
+                self.log(f"supervisor: cannot write its health verdict: {error}")
+            self._unwritable = str(error)
 
     def stop(self) -> None:
         self.stopping.set()
@@ -130,6 +190,10 @@ class CommandServer:
     @property
     def alive(self) -> bool:
         return self.triton is not None and self.triton.alive
+
+    @property
+    def pid(self) -> int | None:
+        return None if self.triton is None else self.triton.pid
 
     def start(self, wait_until_ready: bool = True, timeout: float = READY_TIMEOUT_S) -> "CommandServer":
         prefix = new_shm_prefix()
@@ -168,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"supervisor: the gateway cannot start: {error}", file=sys.stderr, flush=True)
         return error.exit_code
     supervisor = Supervisor(server, heal=args.heal, gateway=gateway)
+    # Over the last container's verdict, where its /tmp outlived it (a pod's emptyDir) and a process of this one
+    # has its pid.
+    supervisor.publish(STARTING)
     server.start(wait_until_ready=False)
 
     def drain(signum: int, frame: object) -> None:

@@ -1,31 +1,44 @@
-"""The supervisor's decisions, with a fake server and a fake health check: when it kills, restarts or exits."""
+"""The supervisor's decisions, with a fake server and a fake health check: when it kills, restarts or exits, and
+the verdict it leaves for the other callers of the check."""
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import time
 
 import psutil
+import pytest
 
-from plates.server.health import HealthReport, ModelHealth
+from plates.server.health import HealthReport, ModelHealth, deep_check, read_verdict, verdict_path
 from plates.server.options import ADMIN_HEADER, serving_flags
 from plates.server.process import TritonProcess, remove_shm
+from plates.server.processes import stubs
 from plates.server.supervisor import Supervisor
 
 HEALTHY = HealthReport((ModelHealth("yolo", True, "ok", 0.01),))
 SICK = HealthReport((ModelHealth("yolo", False, "HTTP 500: Stub process 'yolo_0_0' is not healthy.", 0.01),))
 
 
+@pytest.fixture(autouse=True)
+def verdicts(verdict_dir):
+    return verdict_dir
+
+
 class FakeServer:
     url = "localhost:1"
 
-    def __init__(self):
+    def __init__(self, pid=None):
         self.alive = True
+        self.pid = pid
         self.events: list[str] = []
+        self.verdicts_at_start: list[HealthReport | None] = []
 
     def start(self, wait_until_ready=True, timeout=0.0):
         self.events.append("start")
+        self.verdicts_at_start.append(read_verdict(self.url))
         self.alive = True
 
     def wait_until_ready(self, timeout=0.0):
@@ -46,7 +59,8 @@ def supervise(reports, heal, failures=2):
             supervisor.stop()
         return queue.pop(0)
 
-    supervisor = Supervisor(server, heal=heal, interval=0.001, failures=failures, check=check, log=lines.append)
+    supervisor = Supervisor(server, heal=heal, interval=0.001, failures=failures, check=check, log=lines.append,
+                            tick=0.001)  # fmt: skip
     return supervisor.run(), server.events, lines
 
 
@@ -72,9 +86,68 @@ def test_a_server_that_exited_is_restarted():
     server, lines = FakeServer(), []
     server.alive = False
     supervisor = Supervisor(server, heal=True, interval=0.001, check=lambda url: supervisor.stop() or HEALTHY,
-                            log=lines.append)  # fmt: skip
+                            log=lines.append, tick=0.001)  # fmt: skip
     assert supervisor.run() == 0
     assert server.events == ["kill", "start"] and "supervisor: tritonserver exited" in lines
+
+
+def test_a_killed_stub_restarts_the_server_at_the_next_tick_while_a_check_hangs(stub_tree):
+    triton = stub_tree("yolo", "stn")
+    server, lines, hanging = FakeServer(pid=triton.pid), [], threading.Event()
+    # Probes that wait on a loaded server: the look at the stubs must not wait for them.
+    supervisor = Supervisor(server, heal=True, check=lambda url: hanging.wait(30) or HEALTHY, log=lines.append,
+                            tick=0.05)  # fmt: skip
+    watching = threading.Thread(target=supervisor.run)
+    watching.start()
+    try:
+        time.sleep(0.2)
+        [yolo] = [process.pid for model, process in stubs(triton.pid) if model == "yolo"]
+        os.kill(yolo, signal.SIGKILL)
+        killed = time.monotonic()
+        while "start" not in server.events:
+            assert time.monotonic() - killed < 5, lines
+            time.sleep(0.01)
+    finally:
+        supervisor.stop()
+        hanging.set()
+        watching.join()
+    assert lines[:2] == [
+        "supervisor: watching the stubs of stn, yolo", f"supervisor: the stub of yolo (pid {yolo}) exited"
+    ]
+    assert server.events == ["kill", "start"]
+    # While Triton restarts, every caller of the check hears why, without a probe of its own.
+    [restarting] = server.verdicts_at_start
+    assert not restarting.healthy
+    assert restarting.summary() == f"unhealthy: tritonserver: restarting: the stub of yolo (pid {yolo}) exited"
+
+
+def test_the_verdict_is_each_checks_report_and_is_gone_with_the_supervisor():
+    server, seen = FakeServer(), []
+
+    def check(url):
+        if len(seen) == 2:
+            supervisor.stop()
+        seen.append(deep_check(url))  # what the HEALTHCHECK or the gateway reads meanwhile
+        return [HEALTHY, SICK, HEALTHY][len(seen) - 1]
+
+    supervisor = Supervisor(server, heal=True, interval=0.001, check=check, log=lambda line: None, tick=0.001)
+    assert supervisor.run() == 0
+    assert [report.summary() for report in seen] == [
+        "unhealthy: tritonserver: starting", HEALTHY.summary(), SICK.summary()
+    ]
+    assert not verdict_path(server.url).exists()
+
+
+def test_a_verdict_whose_supervisor_is_gone_is_none_and_a_stale_healthy_one_is_unhealthy(monkeypatch):
+    server = FakeServer()
+    Supervisor(server, heal=True).publish(HEALTHY)
+    assert read_verdict(server.url) == HEALTHY
+    now = time.time()
+    monkeypatch.setattr(time, "time", lambda: now + 11)
+    assert read_verdict(server.url).summary().startswith("unhealthy: supervisor: its last verdict is 11 s old")
+    monkeypatch.setattr(os, "getpid", lambda: 2**22 + 1)  # above any pid Linux gives
+    Supervisor(server, heal=True).publish(HEALTHY)
+    assert read_verdict(server.url) is None
 
 
 def alive(pid: int) -> bool:
@@ -151,7 +224,7 @@ class FakeGateway:
 def test_a_gateway_that_exited_is_started_again_when_healing_and_triton_is_left_alone():
     server, gateway, lines = FakeServer(), FakeGateway(), []
     supervisor = Supervisor(server, heal=True, interval=0.001, check=lambda url: supervisor.stop() or HEALTHY,
-                            log=lines.append, gateway=gateway)  # fmt: skip
+                            log=lines.append, gateway=gateway, tick=0.001)  # fmt: skip
     assert supervisor.run() == 0
     assert gateway.events == ["start"] and server.events == []
     assert "supervisor: the gateway exited with code 78; starting it again" in lines
@@ -160,7 +233,7 @@ def test_a_gateway_that_exited_is_started_again_when_healing_and_triton_is_left_
 def test_a_gateway_that_exited_ends_the_container_with_its_server_when_not_healing():
     server, gateway, lines = FakeServer(), FakeGateway(), []
     supervisor = Supervisor(server, heal=False, interval=0.001, check=lambda url: HEALTHY, log=lines.append,
-                            gateway=gateway)  # fmt: skip
+                            gateway=gateway, tick=0.001)  # fmt: skip
     assert supervisor.run() == 1
     assert server.events == ["kill"] and gateway.events == ["kill"]
     assert lines[0] == "supervisor: the gateway exited with code 78"
