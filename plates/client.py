@@ -7,7 +7,14 @@ from typing import Sequence
 
 import numpy as np
 
-from plates.exceptions import InvalidInputError, OverloadedError, PlatesError, ServerUnavailableError
+from plates.exceptions import (
+    RESTARTING,
+    InvalidInputError,
+    OverloadedError,
+    PlatesError,
+    RestartingError,
+    ServerUnavailableError,
+)
 from plates.images import check_image
 from plates.readiness import normalize_url
 from plates.recognition.regions import Region, region_of
@@ -121,6 +128,7 @@ class PlatesClient:
         return [self._http.InferRequestedOutput(name, binary_data=True) for name in outputs]
 
     def _infer(self, model, inputs, outputs):
+        from geventhttpclient.response import HTTPConnectionClosed
         from tritonclient.utils import InferenceServerException
 
         try:
@@ -128,11 +136,15 @@ class PlatesClient:
         except InferenceServerException as error:
             if str(error.status()) == "400":
                 raise InvalidInputError(f"server rejected the image: {error.message()}") from error
+            # The orchestrator's answer when a model it called has died: also 503, but retrying soon will not help.
+            if str(error.status()) == "503" and RESTARTING in error.message():
+                raise RestartingError(f"server at {self.url}: {error.message()}") from error
             # Triton's refusals (a full queue, a queue timeout), also those of a model the orchestrator called.
             if str(error.status()) == "503":
                 raise OverloadedError(f"server at {self.url} is overloaded: {error.message()}") from error
             raise PlatesError(f"server at {self.url} failed: {error.message()}") from error
-        except (ConnectionError, OSError) as error:
+        # A kept-alive connection to a server that has since been killed (restarting) closes on the next request.
+        except (ConnectionError, OSError, HTTPConnectionClosed) as error:
             raise ServerUnavailableError(f"no Triton server answers at {self.url}: {error}") from error
 
     def inputs(self, image: bytes | np.ndarray) -> list:

@@ -7,7 +7,7 @@ code. Anything else that escapes is a bug and is answered as INTERNAL / exit 70.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
 
 
 class PlatesError(Exception):
@@ -60,6 +60,16 @@ class OverloadedError(ServerUnavailableError):
     its timeout. Nothing was wrong with the request; the same request may succeed later."""
 
 
+class RestartingError(ServerUnavailableError):
+    """A model's process died, so the service is restarting: its supervisor restarts the server, or exits for the
+    container's restart policy. Not an overload: the same request may succeed once it is back, in tens of seconds."""
+
+
+# In the message of every RestartingError the orchestrator answers, so that a client tells it from a refusal: both
+# are HTTP 503 (plates.client raises RestartingError again for it).
+RESTARTING = "the service is restarting"
+
+
 class SourceUnavailableError(PlatesError):
     """A camera or stream (`plates watch`) that cannot be opened."""
 
@@ -91,8 +101,13 @@ class SubModelError(PlatesError):
 QUEUE_REFUSALS = ("Exceeds maximum queue size", "Request timeout expired")
 
 
-def sub_model_error(model: str, message: str) -> PlatesError:
-    """The error to answer for a sub-model's error response: a refusal stays a refusal (503, try later)."""
+def sub_model_error(model: str, message: str, exited: Callable[[], bool] = lambda: False) -> PlatesError:
+    """The error to answer for a sub-model's error response: a refusal stays a refusal (503, try later), unless the
+    sub-model's process has exited (asked only where the error is not the sub-model's own answer, which begins with
+    its name): a dead stub's requests wait on it about a second and fail, so its queue fills and refuses like a busy
+    one's."""
+    if not message.startswith(f"{model}: ") and exited():
+        return RestartingError(f"{RESTARTING}: model '{model}' stopped ({message})")
     if any(refusal in message for refusal in QUEUE_REFUSALS):
         return OverloadedError(f"model '{model}' is overloaded: {message}")
     return SubModelError(model, message)

@@ -1,9 +1,11 @@
+import re
+
 import numpy as np
 import pytest
 from tritonclient.utils import InferenceServerException
 
 from plates.client import PlatesClient
-from plates.exceptions import InvalidInputError, OverloadedError, PlatesError
+from plates.exceptions import InvalidInputError, OverloadedError, PlatesError, RestartingError, ServerUnavailableError
 from plates.retry import NO_RETRY, RetryPolicy, call_with_retries
 
 
@@ -85,14 +87,14 @@ def test_a_policy_without_a_try_is_refused():
 class Refusing:
     """A tritonclient HTTP client whose server answers 503 `refusals` times, then car.jpg's one plate."""
 
-    def __init__(self, refusals: int, status: str = "503") -> None:
-        self.refusals, self.status, self.calls = refusals, status, 0
+    def __init__(self, refusals: int, status: str = "503", message: str = "Exceeds maximum queue size") -> None:
+        self.refusals, self.status, self.message, self.calls = refusals, status, message, 0
 
     def infer(self, model, inputs, outputs):
         self.calls += 1
         self.model, self.outputs = model, [output.name() for output in outputs]
         if self.calls <= self.refusals:
-            raise InferenceServerException("Exceeds maximum queue size", status=self.status)
+            raise InferenceServerException(self.message, status=self.status)
         return self
 
     def as_numpy(self, name):
@@ -144,3 +146,24 @@ def test_plates_client_does_not_retry_a_server_fault():
         with pytest.raises(PlatesError, match="failed: Exceeds") as raised:
             client.recognize(np.zeros((8, 8, 3), np.uint8))
     assert not isinstance(raised.value, OverloadedError) and server.calls == 1
+
+
+def test_plates_client_does_not_retry_a_restarting_service_nor_call_it_overloaded():
+    said = "plate_recognition: the service is restarting: model 'stn' stopped (Exceeds maximum queue size)"
+    server = Refusing(refusals=1, message=said)
+    with client_over(server, RetryPolicy(tries=3, first_pause_s=0.001)) as client:
+        with pytest.raises(RestartingError, match=re.escape(f"server at http://localhost:9: {said}")):
+            client.recognize(np.zeros((8, 8, 3), np.uint8))
+    assert server.calls == 1
+
+
+def test_a_connection_the_server_closed_is_no_server_answering():
+    from geventhttpclient.response import HTTPConnectionClosed
+
+    class Closed(Refusing):
+        def infer(self, model, inputs, outputs):
+            raise HTTPConnectionClosed("connection closed.")
+
+    with client_over(Closed(refusals=0), RetryPolicy()) as client:
+        with pytest.raises(ServerUnavailableError, match=r"^no Triton server answers at http://localhost:9: conn"):
+            client.recognize(np.zeros((8, 8, 3), np.uint8))

@@ -7,14 +7,15 @@ import numpy as np
 import triton_python_backend_utils as pb_utils
 
 from plates.exceptions import sub_model_error
+from plates.server.processes import SiblingStubs
 from plates.serving.model_config import ModelConfig
 from plates.serving.pipeline import RecognitionSettings, recognize
 from plates.serving.triton_adapter import ReceivedPhoto, answer_each, to_torch
 
 
-def infer(received, model, inputs, outputs):
+def infer(siblings, received, model, inputs, outputs):
     """Every sub-request of the request that brought `received` goes through here: call, check the error, return
-    the outputs by name."""
+    the outputs by name. `siblings` tells a dead sub-model from a busy one (plates.server.processes.SiblingStubs)."""
     request = pb_utils.InferenceRequest(
         model_name=model,
         inputs=[received.to_triton(pb_utils, name, tensor) for name, tensor in inputs.items()],
@@ -22,7 +23,8 @@ def infer(received, model, inputs, outputs):
     )
     response = request.exec()
     if response.has_error():
-        raise sub_model_error(model, response.error().message())
+        raise sub_model_error(model, response.error().message(), partial(siblings.exited, model))
+    siblings.answered(model)
     return {name: to_torch(pb_utils.get_output_tensor_by_name(response, name)) for name in outputs}
 
 
@@ -38,13 +40,14 @@ class TritonPythonModel:
         config.tensor("output", "candidates", "TYPE_STRING", [-1, -1])
         config.tensor("output", "candidate_scores", "TYPE_FP32", [-1, -1])
         self.settings = RecognitionSettings.from_config(config)
+        self.siblings = SiblingStubs()
 
     def execute(self, requests):
         return answer_each(pb_utils, "plate_recognition", requests, self._outputs)
 
     def _outputs(self, request):
         received = ReceivedPhoto.of(pb_utils, request)
-        plates = recognize(received.photo, partial(infer, received), self.settings)
+        plates = recognize(received.photo, partial(infer, self.siblings, received), self.settings)
         return [
             pb_utils.Tensor("coordinates", plates.boxes),
             pb_utils.Tensor("texts", np.array([t.encode() for t in plates.texts], dtype=np.object_)),

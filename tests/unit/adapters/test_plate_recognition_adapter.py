@@ -24,7 +24,9 @@ def plate_logits(text: str) -> torch.Tensor:
 
 
 @pytest.fixture
-def orchestrator(load_adapter, pb_utils):
+def orchestrator(load_adapter, pb_utils, monkeypatch):
+    # Its sub-models' stubs are alive: here there are none, no tritonserver being the parent of this process.
+    monkeypatch.setattr("plates.server.processes.sibling_exited", lambda model: False)
     model_dir = REPOSITORY / "plate_recognition"
     return load_adapter(model_dir / "1" / "model.py", model_dir / "config.pbtxt", model_dir)
 
@@ -126,6 +128,56 @@ def test_orchestrator_answers_a_sub_model_refusal_as_unavailable(orchestrator, p
     [response] = orchestrator.execute([image_request(pb_utils, np.zeros((20, 30, 3), np.uint8))])
     assert response.error().code() == pb_utils.TritonError.UNAVAILABLE
     assert f"model 'stn' is overloaded: {message}" in response.error().message()
+
+
+@pytest.mark.parametrize(
+    "failure", ["[request id: <id_unknown>] Exceeds maximum queue size", "Stub process 'stn_0_0' is not healthy."]
+)
+def test_orchestrator_answers_a_dead_sub_models_refusal_or_failure_as_restarting(
+    orchestrator, pb_utils, monkeypatch, failure
+):
+    # A dead stub's queue fills while Triton waits on it, and refuses as a busy one's does: only its process tells.
+    dead = set()
+    monkeypatch.setattr("plates.server.processes.sibling_exited", lambda model: model in dead)
+    fake_recognizer(pb_utils, [[1, 2, 3, 4]], ["A123BC77"])
+    photo = image_request(pb_utils, np.zeros((20, 30, 3), np.uint8))
+    [read] = orchestrator.execute([photo])
+    assert not read.has_error()  # stn answered from a stub of its own
+    dead.add("stn")
+    pb_utils.MODELS["stn"] = lambda inputs: pb_utils.InferenceResponse(
+        error=pb_utils.TritonError(failure, pb_utils.TritonError.INTERNAL)
+    )
+    [response] = orchestrator.execute([photo])
+    assert response.error().code() == pb_utils.TritonError.UNAVAILABLE
+    assert response.error().message() == (
+        f"plate_recognition: the service is restarting: model 'stn' stopped ({failure})"
+    )
+
+
+def test_orchestrator_answers_a_refusal_of_a_model_served_without_a_stub_as_overloaded(
+    orchestrator, pb_utils, monkeypatch
+):
+    # The real PyTorch backend runs stn inside tritonserver: no stub of it is ever seen, so none has died.
+    monkeypatch.setattr("plates.server.processes.sibling_exited", lambda model: model == "stn")
+    fake_recognizer(pb_utils, [[1, 2, 3, 4]], ["A123BC77"])
+    photo = image_request(pb_utils, np.zeros((20, 30, 3), np.uint8))
+    orchestrator.execute([photo])
+    pb_utils.MODELS["stn"] = lambda inputs: pb_utils.InferenceResponse(
+        error=pb_utils.TritonError("Exceeds maximum queue size", pb_utils.TritonError.INTERNAL)
+    )
+    [response] = orchestrator.execute([photo])
+    assert "model 'stn' is overloaded" in response.error().message()
+
+
+def test_orchestrator_answers_a_sub_models_own_error_without_looking_at_its_process(
+    orchestrator, pb_utils, monkeypatch
+):
+    monkeypatch.setattr("plates.server.processes.sibling_exited", lambda model: pytest.fail("looked"))
+    pb_utils.MODELS["yolo"] = lambda inputs: pb_utils.InferenceResponse(
+        error=pb_utils.TritonError("yolo: image_bytes is not a JPEG or PNG file", pb_utils.TritonError.INVALID_ARG)
+    )
+    [response] = orchestrator.execute([image_request(pb_utils, np.zeros((20, 30, 3), np.uint8))])
+    assert response.error().code() == pb_utils.TritonError.INTERNAL
 
 
 def test_orchestrator_rejects_a_bad_image_itself_as_invalid_arg(orchestrator, pb_utils):
