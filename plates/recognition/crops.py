@@ -137,7 +137,7 @@ def whole_frame_cuts(
     image: np.ndarray, boxes: np.ndarray, crop_variants: Sequence[CropVariant] = DEFAULT_VARIANTS
 ) -> list[np.ndarray]:
     """The definition `cut_crops` keeps to pixel for pixel, the slow way: the whole photo rescaled to REFERENCE_FRAME
-    (and sharpened, with OpenCV's own kernel for SHARPEN_SIGMA), then cut. For tests and scripts/compare_crops.py."""
+    (and sharpened, with OpenCV's own kernel for SHARPEN_SIGMA), then cut. For tests and benchmarks/compare_crops.py."""
     height, width = image.shape[:2]
     frame = image
     if (width, height) != REFERENCE_FRAME:

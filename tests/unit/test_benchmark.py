@@ -181,7 +181,7 @@ def test_bench_exits_naming_the_url_when_no_server_answers(samples, capsys):
 
 
 def test_recognizer_benchmark_times_both_forms_and_their_outputs_agree():
-    script = Path(__file__).resolve().parents[2] / "scripts" / "bench_recognizer.py"
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_recognizer.py"
     done = subprocess.run(
         [sys.executable, str(script), "--batch", "2", "--repeats", "1"], capture_output=True, text=True, timeout=300
     )

@@ -8,7 +8,7 @@ it requests), the photo's file sent at each concurrency, and the p50 latency, th
 slower than 0.3 s printed. The settings run in turn, twice over (A B C ... A B C ...), so that a drift in the
 machine's load shows as a difference between a setting's two rounds.
 
-    poetry run python scripts/compare_settings.py ../shared/data/samples/car.jpg [--requests 30] \
+    poetry run python benchmarks/compare_settings.py ../shared/data/samples/car.jpg [--requests 30] \
         [--concurrency 1 2 4] [--rounds 2] [--settings 0 3 ...]
 """
 

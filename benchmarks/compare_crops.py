@@ -9,7 +9,7 @@ Both ways in one process, with the served detector, STN and LPRNet (model_reposi
 - Speed: prepare_crops on car.jpg (its detected boxes) and the first 1600x1200 and 1920x1080 val photos (their
   labelled boxes), both ways taking turns; the median of --repeats calls, and the ratio.
 
-    poetry run python scripts/compare_crops.py [--repeats 50]
+    poetry run python benchmarks/compare_crops.py [--repeats 50]
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ share 2 cores), which a served model, alone in its stub, does not suffer.
   the shared machine's load falls on all of them alike); the median over --rounds rounds, and its ratio to PyTorch.
 - Repeatability: whether each format gives bit-identical boxes on every photo a second time.
 
-    poetry run python scripts/compare_detector_formats.py [--formats onnx] [--photos 5] [--rounds 10]
+    poetry run python benchmarks/compare_detector_formats.py [--formats onnx] [--photos 5] [--rounds 10]
 
 Any Ultralytics export format runs if its package is installed (openvino is not a dependency: pip install it).
 """

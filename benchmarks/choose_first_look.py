@@ -5,7 +5,7 @@ models and settings), on the photos given, then tries every set of up to --size 
 choice keeps the service's texts exactly (every plate's text after min_text_score equals the vote over all its
 cuts) or it is out. Prints, best first, the choices that keep them, with the cuts they read per plate.
 
-    poetry run python scripts/choose_first_look.py ../shared/data/samples/car.jpg ../shared/data/e2e.json \
+    poetry run python benchmarks/choose_first_look.py ../shared/data/samples/car.jpg ../shared/data/e2e.json \
         ../shared/data/detect
 
 The photos are the dev sets, so the choice is tuned on them: it keeps their texts by construction.

@@ -2,7 +2,7 @@
 the served ones, which sleep (plates.detection.PlateDetector). Prints each one's p50 and how many LPRNet runs a second
 the other process got through meanwhile: both share the two cores in the server.
 
-    poetry run python scripts/compare_onnx_spinning.py ../shared/data/samples/car.jpg [--photos 20]
+    poetry run python benchmarks/compare_onnx_spinning.py ../shared/data/samples/car.jpg [--photos 20]
 """
 
 from __future__ import annotations

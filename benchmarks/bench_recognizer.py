@@ -4,7 +4,7 @@ The reference form is the checkpoints as shipped (with the STN's subnormal weigh
 the served form zeroes the subnormals and pools in 2D with the channels last (plates/export.py,
 plates/nets/lprnet.py). Both give the same outputs: each line says by how much they differ.
 
-    poetry run python scripts/bench_recognizer.py [--batch 15] [--repeats 20]
+    poetry run python benchmarks/bench_recognizer.py [--batch 15] [--repeats 20]
 """
 
 from __future__ import annotations

@@ -8,11 +8,11 @@ rest, as float16 (tests/unit/data/ctc_logits.npy); the readings (tests/unit/data
 float16 logits, as the test feeds them. The committed fixture's readings are those of the decoder before it was
 sped up (numpy's scalar maths, per-frame argsort).
 
-    poetry run python scripts/store_ctc_logits.py [--close-calls 50] [--spread 40]
-    poetry run python scripts/store_ctc_logits.py --all /tmp/dev_logits.npz
+    poetry run python benchmarks/store_ctc_logits.py [--close-calls 50] [--spread 40]
+    poetry run python benchmarks/store_ctc_logits.py --all /tmp/dev_logits.npz
 
 --all instead writes the float32 logits of every cut of car.jpg, the e2e photos and the val photos (each photo
-once), with each cut's photo: the input of scripts/bench_ctc.py on the dev data.
+once), with each cut's photo: the input of benchmarks/bench_ctc.py on the dev data.
 """
 
 from __future__ import annotations

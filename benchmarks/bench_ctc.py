@@ -2,10 +2,10 @@
 module (a copy of an older plates/recognition/ctc.py kept outside the repository), whose readings it also
 compares with the current one's. Figures, not assertions.
 
-    poetry run python scripts/bench_ctc.py [--baseline /tmp/ctc_old.py] [--logits /tmp/dev_logits.npz] [--rounds 10]
+    poetry run python benchmarks/bench_ctc.py [--baseline /tmp/ctc_old.py] [--logits /tmp/dev_logits.npz] [--rounds 10]
 
 The cuts: those of tests/unit/data/ctc_logits.npy, or with --logits every cut of a file written by
-scripts/store_ctc_logits.py --all. car.jpg's 15 cuts are read in one call as the service reads them, then all the
+benchmarks/store_ctc_logits.py --all. car.jpg's 15 cuts are read in one call as the service reads them, then all the
 cuts in one call, each call with is_plate_prefix's cache emptied first (as on plates never seen before). ms per
 cut is the process's CPU time (which other processes' load disturbs less than the clock's), the median over --rounds
 rounds, the versions taking turns within a round.
@@ -77,7 +77,7 @@ def compare(baseline: list[ctc.Reading], current: list[ctc.Reading]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--baseline", type=Path, help="an older ctc.py to time and compare with")
-    parser.add_argument("--logits", type=Path, help="cuts from scripts/store_ctc_logits.py --all")
+    parser.add_argument("--logits", type=Path, help="cuts from benchmarks/store_ctc_logits.py --all")
     parser.add_argument("--rounds", type=int, default=10)
     args = parser.parse_args()
     logits, photos = load_cuts(args.logits)
