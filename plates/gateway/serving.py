@@ -15,7 +15,7 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from plates.client import MODEL, OUTPUTS, Plate, plates_from_outputs
-from plates.exceptions import QUEUE_REFUSALS, InvalidInputError, PlatesError
+from plates.exceptions import QUEUE_REFUSALS, RESTARTING, InvalidInputError, PlatesError
 from plates.gateway.errors import RETRY_BUSY_S, RETRY_DOWN_S, Refusal
 from plates.gateway.protocol import Reading, result_of, timestamp_of, unread_of
 from plates.headers import read_header
@@ -70,6 +70,9 @@ def triton_refusal(error: InferenceServerException, timeout: float) -> Refusal:
     status, message = str(error.status()), error.message() or ""
     if status == "StatusCode.INVALID_ARGUMENT":
         return Refusal(400, "invalid_image", in_client_terms(message))
+    # A dead model's queue refuses too, and its message can hold the queue's words: restarting is checked first.
+    if status == "StatusCode.UNAVAILABLE" and RESTARTING in message:
+        return Refusal(503, "triton_restarting", message, retry_after=RETRY_DOWN_S)
     if status == "StatusCode.UNAVAILABLE" and any(refusal in message for refusal in QUEUE_REFUSALS):
         return Refusal(429, "triton_busy", f"the recognizer is busy: {message}", retry_after=RETRY_BUSY_S)
     if status == "StatusCode.UNAVAILABLE":

@@ -16,6 +16,9 @@ from plates.gateway.serving import in_client_terms, triton_refusal
         ("StatusCode.UNAVAILABLE", "Exceeds maximum queue size", (429, "triton_busy", 1)),
         ("StatusCode.UNAVAILABLE", "model 'yolo' is overloaded: Request timeout expired", (429, "triton_busy", 1)),
         ("StatusCode.UNAVAILABLE", "failed to connect to all addresses", (503, "triton_unavailable", 5)),
+        # A dead sub-model, answered by the orchestrator (its queue's words inside): restarting, not busy.
+        ("StatusCode.UNAVAILABLE", "the service is restarting: model 'stn' stopped (Exceeds maximum queue size)",
+         (503, "triton_restarting", 5)),
         ("StatusCode.DEADLINE_EXCEEDED", "Deadline Exceeded", (504, "triton_timeout", None)),
         ("StatusCode.INTERNAL", "model 'stn' failed", (502, "triton_failed", None)),
     ],
