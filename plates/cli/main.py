@@ -28,10 +28,12 @@ def serve(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         server.start(timeout=args.timeout)
+        supervisor = Supervisor(server, heal=True)
+        supervisor.warm_up()
         print(f"Triton is ready at http://{server.url} (gRPC :{args.grpc_port}, metrics :{args.metrics_port})")
         print("Ctrl-C stops it.", flush=True)
         # Returns only if a restarted server never became ready; it logs every check that failed and every restart.
-        Supervisor(server, heal=True).run()
+        supervisor.run()
         return 1
     except KeyboardInterrupt:
         print("stopping ...", flush=True)

@@ -11,8 +11,8 @@ policy, or Kubernetes, starts a fresh one (the image). With the defaults a kille
 of its death, and a model that fails without dying within interval * failures + the check's timeout = 15 s.
 
 At each tick it writes its verdict for the other callers of plates.server.health (the HEALTHCHECK, the gateway's
-/readyz and so the Kubernetes probes): "starting" until a fresh server has passed a check, then the last check's
-report, and why while it restarts.
+/readyz and so the Kubernetes probes): "starting" until a fresh server is warm (plates.server.warmup) and has passed
+a check, then the last check's report, and why while it restarts.
 
 The image runs it as its command, in front of tritonserver:
 
@@ -44,6 +44,7 @@ from plates.server.options import serving_flags
 from plates.server.gateway_process import GatewayProcess
 from plates.server.process import EXIT_TIMEOUT_S, ChildProcess, TritonProcess, new_shm_prefix, shm_flag
 from plates.server.processes import exited, stubs
+from plates.server.warmup import warm_up
 
 TICK_S = 1.0
 INTERVAL_S = 5.0
@@ -79,6 +80,7 @@ class Supervisor:
         default_factory=lambda: TrafficAwareCheck(CHECK_TIMEOUT_S, reads_verdict=False)
     )
     tick: float = TICK_S
+    warm: Callable[[str], str] = warm_up
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)
     # The public API in front of the server (plates gateway): started again if it exits when healing, else its exit
     # ends the watch as a failed server's does.
@@ -117,8 +119,15 @@ class Supervisor:
             except ServerUnavailableError as error:
                 self.log(f"supervisor: the restarted server did not become ready: {error}")
                 return 1
+            self.warm_up()
             self.log(f"supervisor: Triton is ready again at {self.server.url}")
         return 0
+
+    def warm_up(self) -> None:
+        """Warm the server that has just become ready (plates.server.warmup): until then, and until its first health
+        check, the verdict says it is starting."""
+        self.publish(STARTING)
+        self.log(f"supervisor: {self.warm(self.server.url)}")
 
     def _watch(self) -> str | None:
         """None once stop() is called; else why the server must go."""
@@ -247,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, drain)
     try:
         server.wait_until_ready(READY_TIMEOUT_S)
+        supervisor.warm_up()
     except ServerUnavailableError as error:
         if not supervisor.stopping.is_set():
             print(f"supervisor: {error}", file=sys.stderr, flush=True)

@@ -1,0 +1,68 @@
+"""The warm-up of a fresh server: the drawn photo it sends, and how it sends it, to a fake Triton on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import struct
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import cv2
+import numpy as np
+import pytest
+
+from plates.server.warmup import PHOTO, warm_up
+
+
+@pytest.fixture
+def fake_triton():
+    """A server answering plate_recognition's infer with `status[0]`, keeping each request's path and body."""
+    status, seen = [200], []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            seen.append((self.path, self.headers, self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(status[0])
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"127.0.0.1:{server.server_address[1]}", status, seen
+    server.shutdown()
+
+
+def test_warm_up_sends_the_photo_as_a_file_through_the_orchestrator_three_times(fake_triton):
+    url, _, seen = fake_triton
+    assert warm_up(url).startswith("warmed up: 3 photos through plate_recognition in ")
+    assert len(seen) == 3
+    path, headers, body = seen[0]
+    assert path == "/v2/models/plate_recognition/infer"
+    # Triton's binary tensor extension: the JSON header, then the BYTES tensor (its element's length, then it).
+    header_size = int(headers["Inference-Header-Content-Length"])
+    header = json.loads(body[:header_size])
+    [tensor] = header["inputs"]
+    assert header["parameters"] == {"binary_data_output": True}
+    assert (tensor["name"], tensor["datatype"], tensor["shape"]) == ("image_bytes", "BYTES", [1])
+    photo = PHOTO.read_bytes()
+    assert body[header_size:] == struct.pack("<I", len(photo)) + photo
+    assert tensor["parameters"]["binary_data_size"] == len(photo) + 4
+
+
+def test_a_failed_warm_up_is_said_not_raised(fake_triton):
+    url, status, seen = fake_triton
+    status[0] = 500
+    assert warm_up(url) == "warm-up request 1 of 3 failed: Internal Server Error"
+    assert len(seen) == 1
+    assert warm_up("127.0.0.1:9", timeout=1).startswith("warm-up request 1 of 3 failed: ")
+
+
+def test_the_warm_up_photo_holds_one_plate_for_the_detector():
+    from plates.detection import PlateDetector
+    from plates.weights import find_weights
+
+    photo = cv2.imdecode(np.frombuffer(PHOTO.read_bytes(), np.uint8), cv2.IMREAD_COLOR)
+    assert len(PlateDetector(find_weights("plate_detector.pt")).detect(photo)) == 1
