@@ -203,6 +203,11 @@ def format_wire(name: str, file_bytes: int, pixel_bytes: int, file_p50_ms: float
     )
 
 
+def format_first(name: str, first_ms: float, p50_ms: float) -> str:
+    """The first request a server answered beside its steady p50 (the goal: at most 1.5 times)."""
+    return f"{name}: first request {first_ms:.1f} ms, steady p50 {p50_ms:.1f} ms ({first_ms / p50_ms:.2f} times)"
+
+
 @dataclass
 class SideBySide:
     """One photo served and in one process, alternately, request by request: both meet the same machine load."""

@@ -168,6 +168,10 @@ class PlatesClient:
         )
         return len(body)
 
+    def ready(self) -> bool:
+        """Whether the server says it is ready, asked over this client's own connection, which this opens."""
+        return self._client.is_server_ready()
+
     def close(self) -> None:
         self._client.close()
 

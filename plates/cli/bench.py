@@ -13,13 +13,16 @@ code), alternating with served requests, and prints both p50s side by side, with
 and, in the same turns, the photo's pixels served through the pipeline and through the detector model alone.
 `--gateway URL` also sends each photo's file through `plates gateway` at URL, in turns with Triton direct at each
 level (direct, gateway, direct, gateway: both meet the same machine load), and prints both paths side by side: what
-the gateway adds to the p50 and what it costs in throughput.
+the gateway adds to the p50 and what it costs in throughput. `--cold` times the first photo's file once before
+anything else is sent and prints it beside that photo's steady p50: run it on a server that has just said ready
+(`plates serve` prints "Triton is ready"), which has answered nothing but its own warm-up and health checks.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import time
 from pathlib import Path
 
 import cv2
@@ -28,6 +31,7 @@ import numpy as np
 from plates.benchmark import (
     MODELS,
     format_outcomes,
+    format_first,
     format_run,
     format_gateway,
     format_side_by_side,
@@ -84,6 +88,10 @@ def add_bench_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     parser.add_argument(
         "--gateway", metavar="URL", help="also time each photo's file through plates gateway at URL (such as "
         "localhost:8080), in turns with Triton direct, and print both side by side"
+    )
+    parser.add_argument(
+        "--cold", action="store_true", help="time the first request before the warm-up, and print it beside the "
+        "steady p50: for a server that has just said ready"
     )
     parser.add_argument(
         "--gateway-key", default=os.environ.get("PLATES_GATEWAY_KEY"), help="the token --gateway sends "
@@ -161,6 +169,14 @@ def run_bench(args: argparse.Namespace) -> int:
 
     p50s = {}
     with ThreadLocalClients(args.url, timeout=args.timeout, retry=NO_RETRY) as clients:
+        if args.cold:
+            first_name, (first_data, _) = next(iter(photos.items()))
+            # The client's own first costs (importing tritonclient, opening its connection) are not the server's.
+            clients.client().ready()
+            with naming(f"photo {first_name}"):
+                sent = time.perf_counter()
+                clients.recognize(first_data)
+                first_ms = (time.perf_counter() - sent) * 1000
         for name, (data, pixels) in photos.items():
             with naming(f"photo {name}"):
                 for _ in range(args.warmup):
@@ -173,6 +189,8 @@ def run_bench(args: argparse.Namespace) -> int:
             if p50s[name] is not None and p50_pixels is not None:
                 sizes = clients.client().request_size(data), clients.client().request_size(pixels)
                 print(format_wire(name, *sizes, p50s[name], p50_pixels), flush=True)
+    if args.cold and p50s[first_name] is not None:
+        print(format_first(f"{first_name} as file", first_ms, p50s[first_name]), flush=True)
     timed_p50s = {name: ms for name, ms in p50s.items() if ms is not None}
     if len(timed_p50s) > 1:
         first, reference = next(iter(timed_p50s.items()))

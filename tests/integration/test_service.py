@@ -66,6 +66,14 @@ def test_bench_times_a_photo_both_ways_and_attributes_its_requests_to_each_model
     assert any(line.startswith("p50 latency as file relative to car.jpg: car.jpg@64x48 ") for line in lines), lines
 
 
+def test_bench_cold_prints_the_first_request_beside_the_steady_p50(triton_url, samples, capsys):
+    argv = ["bench", str(samples / "car.jpg"), "--requests", "3", "--warmup", "1", "--url", triton_url, "--cold"]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    [first] = [line for line in lines if "first request" in line]
+    assert re.fullmatch(r"car.jpg as file: first request [\d.]+ ms, steady p50 [\d.]+ ms \([\d.]+ times\)", first)
+
+
 def test_bench_in_process_puts_the_server_beside_the_same_pipeline_in_one_process(triton_url, samples, capsys):
     argv = ["bench", str(samples / "car.jpg"), "--requests", "2", "--warmup", "1", "--url", triton_url]
     assert main([*argv, "--in-process"]) == 0

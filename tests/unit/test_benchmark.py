@@ -10,6 +10,7 @@ from plates.benchmark import (
     Latency,
     ModelTime,
     Outcomes,
+    format_first,
     format_gateway,
     format_outcomes,
     format_run,
@@ -189,6 +190,12 @@ def test_recognizer_benchmark_times_both_forms_and_their_outputs_agree():
     lines = done.stdout.splitlines()
     assert [line.split()[0] for line in lines[1:]] == ["stn", "lprnet"]
     assert all(line.endswith("(outputs differ by 0)") for line in lines[1:]), lines
+
+
+def test_format_first_puts_the_first_request_beside_the_steady_p50():
+    assert format_first("car.jpg as file", 90.0, 60.0) == (
+        "car.jpg as file: first request 90.0 ms, steady p50 60.0 ms (1.50 times)"
+    )
 
 
 def test_format_wire_puts_both_ways_side_by_side():
