@@ -1,12 +1,17 @@
-"""Shared fixtures: where the sample data lives, the --triton-url option of the integration tests, a webhook receiver."""
+"""Shared fixtures: where the sample data lives, the --triton-url option of the integration tests, a webhook receiver,
+clients sending car.jpg without pause."""
 
 from __future__ import annotations
 
 import json
 import os
 import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -94,3 +99,87 @@ def webhook_receiver():
     yield start
     for receiver in receivers:
         receiver.close()
+
+
+CAR_PLATE = "B840CK197"
+
+
+@dataclass(frozen=True)
+class Answer:
+    sent: float  # time.monotonic() when the request left
+    kind: str  # "right" (car.jpg's plate read), "wrong", "refused", "restarting", "no server" or "failed"
+    message: str
+
+
+class CarLoad:
+    """`clients` threads each sending car.jpg, one request after another without pause, every answer kept.
+
+    Requests are not retried: a refused thread pauses as PlatesClient would before its retry (as `plates bench`
+    does), and a thread whose connection is refused pauses 0.1 s, so that a server restarting on a 2-core machine
+    gets its CPU rather than a stream of connection attempts.
+    """
+
+    def __init__(self, url: str, photo: bytes, clients: int) -> None:
+        self.url, self.photo = url, photo
+        self.answers: list[Answer] = []
+        self.stopping = threading.Event()
+        self.threads = [threading.Thread(target=self._send, daemon=True) for _ in range(clients)]
+        for thread in self.threads:
+            thread.start()
+
+    def _send(self) -> None:
+        from plates.client import PlatesClient
+        from plates.exceptions import OverloadedError, PlatesError, RestartingError, ServerUnavailableError
+        from plates.retry import NO_RETRY, RetryPolicy
+
+        backoff, refusals = RetryPolicy(), 0
+        with PlatesClient(self.url, timeout=10, retry=NO_RETRY) as client:
+            while not self.stopping.is_set():
+                sent = time.monotonic()
+                try:
+                    texts = [plate.text for plate in client.recognize(self.photo)]
+                    answer, pause = Answer(sent, "right" if CAR_PLATE in texts else "wrong", str(texts)), 0.0
+                except OverloadedError as error:
+                    answer, pause = Answer(sent, "refused", str(error)), backoff.pause(refusals)
+                except RestartingError as error:
+                    answer, pause = Answer(sent, "restarting", str(error)), 0.0
+                except ServerUnavailableError as error:
+                    answer, pause = Answer(sent, "no server", str(error)), 0.1
+                except PlatesError as error:
+                    answer, pause = Answer(sent, "failed", str(error)), 0.0
+                except Exception as error:  # a thread that died would lower the load unseen: record it instead
+                    answer, pause = Answer(sent, "failed", f"{type(error).__name__}: {error}"), 0.1
+                refusals = refusals + 1 if answer.kind == "refused" else 0
+                self.answers.append(answer)
+                self.stopping.wait(pause)
+
+    def since(self, moment: float) -> list[Answer]:
+        return [answer for answer in list(self.answers) if answer.sent >= moment]
+
+    def first_right_since(self, moment: float, within_s: float, context: Callable[[], str] = str) -> float:
+        """When the first request sent since `moment` that read car.jpg right was sent; fails after `within_s`,
+        saying what the clients met and `context()` (a log's tail)."""
+        while not (right := [answer.sent for answer in self.since(moment) if answer.kind == "right"]):
+            met = Counter(answer.kind for answer in self.since(moment))
+            assert time.monotonic() - moment < within_s, f"car.jpg not read right in {within_s} s: {met}\n{context()}"
+            time.sleep(0.2)
+        return min(right)  # answers come in the order they end, not the order they were sent
+
+    def stop(self) -> None:
+        self.stopping.set()
+        for thread in self.threads:
+            thread.join(timeout=30)
+
+
+@pytest.fixture
+def car_load(samples):
+    """`car_load(url, clients=4)`: a CarLoad on the server at `url`, stopped after the test."""
+    loads = []
+
+    def start(url: str, clients: int = 4) -> CarLoad:
+        loads.append(CarLoad(url, (samples / "car.jpg").read_bytes(), clients))
+        return loads[-1]
+
+    yield start
+    for load in loads:
+        load.stop()
