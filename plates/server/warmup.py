@@ -26,11 +26,14 @@ from plates.readiness import normalize_url
 
 PHOTO = Path(__file__).with_name("warmup_photo.jpg")
 REQUESTS = 3  # TorchScript reaches its steady time on the third run of a shape
+REFUSED = 503
+REFUSED_PAUSE_S = 0.1
 
 
 def warm_up(url: str, requests: int = REQUESTS, timeout: float = 30.0) -> str:
-    """Send the drawn photo `requests` times, one after another; what happened, in one line. A failure is said,
-    not raised: a model that fails here fails the health check next, which names it."""
+    """Send the drawn photo `requests` times, one after another; what happened, in one line. A refusal (503: clients
+    reached a restarted server first and fill its queue) is sent again after a pause, within `timeout` s in all.
+    A failure is said, not raised: a model that fails here fails the health check next, which names it."""
     started = time.monotonic()
     photo = PHOTO.read_bytes()
     tensor = struct.pack("<I", len(photo)) + photo  # one BYTES element: its length, then its bytes
@@ -44,10 +47,18 @@ def warm_up(url: str, requests: int = REQUESTS, timeout: float = 30.0) -> str:
         f"{normalize_url(url)}/v2/models/plate_recognition/infer", data=header + tensor,
         headers={"Content-Type": "application/octet-stream", "Inference-Header-Content-Length": str(len(header))},
     )  # fmt: skip
-    for sent in range(requests):
+    answered = refused = 0
+    while answered < requests:
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 response.read()
+            answered += 1
+        except urllib.error.HTTPError as error:
+            if error.code != REFUSED or time.monotonic() - started > timeout:
+                return f"warm-up request {answered + 1} of {requests} failed: HTTP {error.code} {error.reason}"
+            refused += 1
+            time.sleep(REFUSED_PAUSE_S)
         except (urllib.error.URLError, OSError) as error:
-            return f"warm-up request {sent + 1} of {requests} failed: {getattr(error, 'reason', error)}"
-    return f"warmed up: {requests} photos through plate_recognition in {time.monotonic() - started:.2f} s"
+            return f"warm-up request {answered + 1} of {requests} failed: {getattr(error, 'reason', error)}"
+    seconds = time.monotonic() - started
+    return f"warmed up: {requests} photos through plate_recognition in {seconds:.2f} s ({refused} refused, sent again)"
