@@ -1,5 +1,5 @@
 """Warm a server that has just said ready, before the supervisor calls it ready: a few photos through
-plate_recognition, as a client sends them.
+plate_recognition, as a client sends them, and the health check's probes.
 
 A fresh server answered its first car.jpg in 175 to 270 ms against a steady p50 of 32 to 46 ms: first calls set
 things up (TorchScript profiles its first runs of a shape, ONNX Runtime and the Python backend allocate, the
@@ -23,6 +23,7 @@ import urllib.request
 from pathlib import Path
 
 from plates.readiness import normalize_url
+from plates.server.health import probe_models
 
 PHOTO = Path(__file__).with_name("warmup_photo.jpg")
 REQUESTS = 3  # TorchScript reaches its steady time on the third run of a shape
@@ -60,5 +61,8 @@ def warm_up(url: str, requests: int = REQUESTS, timeout: float = 30.0) -> str:
             time.sleep(REFUSED_PAUSE_S)
         except (urllib.error.URLError, OSError) as error:
             return f"warm-up request {answered + 1} of {requests} failed: {getattr(error, 'reason', error)}"
+    # The health check's probes too: theirs are shapes of their own (a 32x32 photo's pixels, one crop), whose first
+    # runs would otherwise meet the first clients at the first check.
+    probe_models(url, timeout)
     seconds = time.monotonic() - started
-    return f"warmed up: {requests} photos through plate_recognition in {seconds:.2f} s ({refused} refused, sent again)"
+    return f"warmed up in {seconds:.2f} s: {requests} photos ({refused} refused, sent again) and the probes"

@@ -12,6 +12,7 @@ import cv2
 import numpy as np
 import pytest
 
+from plates.server.health import PROBES
 from plates.server.warmup import PHOTO, warm_up
 
 
@@ -37,11 +38,11 @@ def fake_triton():
     server.shutdown()
 
 
-def test_warm_up_sends_the_photo_as_a_file_through_the_orchestrator_three_times(fake_triton):
+def test_warm_up_sends_the_photo_as_a_file_through_the_orchestrator_three_times_then_the_probes(fake_triton):
     url, _, seen = fake_triton
-    assert re.fullmatch(r"warmed up: 3 photos through plate_recognition in [\d.]+ s \(0 refused, sent again\)",
-                        warm_up(url))  # fmt: skip
-    assert len(seen) == 3
+    said = warm_up(url)
+    assert re.fullmatch(r"warmed up in [\d.]+ s: 3 photos \(0 refused, sent again\) and the probes", said)
+    assert [path.split("/")[3] for path, _, _ in seen] == ["plate_recognition"] * 4 + ["stn", "lprnet"]
     path, headers, body = seen[0]
     assert path == "/v2/models/plate_recognition/infer"
     # Triton's binary tensor extension: the JSON header, then the BYTES tensor (its element's length, then it).
@@ -58,8 +59,8 @@ def test_warm_up_sends_the_photo_as_a_file_through_the_orchestrator_three_times(
 def test_a_refused_warm_up_request_is_sent_again_and_a_failed_one_is_said_not_raised(fake_triton):
     url, status, seen = fake_triton
     status[:] = [503, 503, 200]  # clients reached the restarted server first: its queue is full for a moment
-    assert warm_up(url, requests=1).endswith(" s (2 refused, sent again)")
-    assert len(seen) == 3
+    assert warm_up(url, requests=1).endswith(": 1 photos (2 refused, sent again) and the probes")
+    assert len(seen) == 3 + len(PROBES)
     status[:] = [500]
     assert warm_up(url) == "warm-up request 1 of 3 failed: HTTP 500 Internal Server Error"
     status[:] = [503]
