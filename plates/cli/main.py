@@ -17,20 +17,33 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def serve(args: argparse.Namespace) -> int:
     from plates.export import build_model_repository, is_built
+    from plates.server.gateway_process import GatewayProcess
     from plates.server.launcher import LocalServer
     from plates.server.supervisor import Supervisor
 
+    # Triton on the loopback only: 2.51 has published vulnerabilities and no authentication (docs/security.md). The
+    # gateway is what listens wider, and only with API keys: its settings are checked before anything starts.
+    server = LocalServer(args.repository, args.http_port, args.grpc_port, args.metrics_port)
+    gateway = None
+    if args.gateway_port:
+        gateway = GatewayProcess([
+            "--host", args.host, "--port", str(args.gateway_port),
+            "--triton-grpc", f"127.0.0.1:{args.grpc_port}", "--triton-http", f"127.0.0.1:{args.http_port}",
+        ])  # fmt: skip
     if not is_built(args.repository):
         print(f"building {args.repository} from the weights ...", flush=True)
         build_model_repository(args.repository)
-    server = LocalServer(args.repository, args.http_port, args.grpc_port, args.metrics_port, host=args.host)
     # SIGTERM (kubectl, systemd, CI) stops the server as Ctrl-C does: through the same clean shutdown.
     signal.signal(signal.SIGTERM, _interrupt)
     try:
+        if gateway is not None:
+            gateway.start()
         server.start(timeout=args.timeout)
-        supervisor = Supervisor(server, heal=True)
+        supervisor = Supervisor(server, heal=True, gateway=gateway)
         supervisor.warm_up()
         print(f"Triton is ready at http://{server.url} (gRPC :{args.grpc_port}, metrics :{args.metrics_port})")
+        if gateway is not None:
+            print(f"The gateway serves http://{args.host}:{args.gateway_port}/v1/plate-reader/ (docs/gateway.md)")
         print("Ctrl-C stops it.", flush=True)
         # Returns only if a restarted server never became ready; it logs every check that failed and every restart.
         supervisor.run()
@@ -39,7 +52,11 @@ def serve(args: argparse.Namespace) -> int:
         print("stopping ...", flush=True)
         return 0
     finally:
+        if gateway is not None:
+            gateway.signal_stop()
         server.stop()
+        if gateway is not None:
+            gateway.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,12 +76,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="plates", description="Russian licence-plate recognition on Triton.")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    serve_parser = commands.add_parser("serve", help="start a local Triton server (CPU) on the model repository")
-    serve_parser.add_argument("--http-port", type=int, default=8000)
-    serve_parser.add_argument("--grpc-port", type=int, default=8001)
-    serve_parser.add_argument("--metrics-port", type=int, default=8002)
+    serve_parser = commands.add_parser(
+        "serve", help="start a local Triton server (CPU) on the model repository, and the gateway in front of it"
+    )
+    serve_parser.add_argument("--http-port", type=int, default=8000, help="Triton's HTTP port, on 127.0.0.1")
+    serve_parser.add_argument("--grpc-port", type=int, default=8001, help="Triton's gRPC port, on 127.0.0.1")
+    serve_parser.add_argument("--metrics-port", type=int, default=8002, help="Triton's metrics port, on 127.0.0.1")
     serve_parser.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)"
+        "--gateway-port", type=int, default=8080, help="the gateway's port (default 8080; 0: no gateway)"
+    )
+    serve_parser.add_argument(
+        "--host", default="127.0.0.1", help="the gateway's address (default 127.0.0.1; any other needs its API keys, "
+        "PLATES_GATEWAY_KEYS or PLATES_GATEWAY_KEYS_FILE); Triton listens on 127.0.0.1 only"
     )
     serve_parser.add_argument("--repository", type=Path, default=DEFAULT_REPOSITORY)
     serve_parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for readiness")

@@ -42,7 +42,8 @@ def test_plates_serve_heals_a_killed_stub_of_every_model_under_four_clients(requ
         pytest.skip("kills the stubs of the local server `plates serve` starts")
     http = free_port()
     url = f"localhost:{http}"
-    ports = ["--http-port", str(http), "--grpc-port", str(free_port()), "--metrics-port", str(free_port())]
+    ports = ["--http-port", str(http), "--grpc-port", str(free_port()), "--metrics-port", str(free_port()),
+             "--gateway-port", str(free_port())]  # fmt: skip
     shm_before = set(os.listdir("/dev/shm"))
     log = tmp_path / "serve.log"
     with log.open("w") as output:

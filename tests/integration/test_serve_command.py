@@ -1,4 +1,4 @@
-"""`plates serve` as a user runs it: ready, prints its URL, stops cleanly on SIGTERM."""
+"""`plates serve` as a user runs it: ready, prints its URLs, serves the gateway, stops cleanly on SIGTERM."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import time
 from pathlib import Path
 
 import pytest
+import requests
 
+from plates.gateway.client import GatewayClient
 from plates.readiness import is_ready, wait_for_server
 from plates.server.launcher import free_port
 
@@ -20,18 +22,23 @@ def wait_for_text(path: Path, text: str, process: subprocess.Popen, timeout: flo
         time.sleep(0.2)
 
 
-def test_serve_prints_its_url_and_stops_cleanly_on_sigterm(request, tmp_path):
+def test_serve_prints_its_urls_serves_the_gateway_and_stops_cleanly_on_sigterm(request, tmp_path, samples):
     if request.config.getoption("--triton-url"):
         pytest.skip("tests the local launcher; a server was given with --triton-url")
-    http = free_port()
-    ports = ["--http-port", str(http), "--grpc-port", str(free_port()), "--metrics-port", str(free_port())]
+    http, gateway = free_port(), free_port()
+    ports = ["--http-port", str(http), "--grpc-port", str(free_port()), "--metrics-port", str(free_port()),
+             "--gateway-port", str(gateway)]  # fmt: skip
     log = tmp_path / "serve.log"  # a file, not a pipe: Triton's own log could fill a pipe nobody reads yet
     with log.open("w") as stdout:
         process = subprocess.Popen([sys.executable, "-m", "plates.cli.main", "serve", *ports], stdout=stdout)
         try:
             wait_for_server(f"localhost:{http}", timeout=300, alive=lambda: process.poll() is None)
             # The launcher polls readiness on its own schedule: the server can be ready before it says so.
-            wait_for_text(log, f"Triton is ready at http://localhost:{http}", process, timeout=30)
+            wait_for_text(log, "Ctrl-C stops it.", process, timeout=60)
+            # Without keys, on the loopback: anyone there may call it.
+            with GatewayClient(f"127.0.0.1:{gateway}", timeout=30) as client:
+                answer = client.read((samples / "car.jpg").read_bytes(), "car.jpg")
+            assert [result["text"] for result in answer["results"]] == ["B840CK197"]
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=60)
         finally:
@@ -39,5 +46,22 @@ def test_serve_prints_its_url_and_stops_cleanly_on_sigterm(request, tmp_path):
                 process.kill()
     output = log.read_text()
     assert f"Triton is ready at http://localhost:{http}" in output
+    assert f"The gateway serves http://127.0.0.1:{gateway}/v1/plate-reader/" in output
     assert process.returncode == 0
     assert not is_ready(f"localhost:{http}")
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"http://127.0.0.1:{gateway}/healthz", timeout=5)
+
+
+def test_serve_refuses_to_open_the_gateway_beyond_the_loopback_without_keys(monkeypatch):
+    monkeypatch.delenv("PLATES_GATEWAY_KEYS", raising=False)
+    monkeypatch.delenv("PLATES_GATEWAY_KEYS_FILE", raising=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "plates.cli.main", "serve", "--host", "0.0.0.0", "--http-port", str(free_port())],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 78, done
+    assert done.stderr.strip() == (
+        "error: refusing to listen on 0.0.0.0 without API keys: set PLATES_GATEWAY_KEYS or --keys-file, or listen on "
+        "127.0.0.1"
+    )
