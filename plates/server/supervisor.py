@@ -11,8 +11,8 @@ policy, or Kubernetes, starts a fresh one (the image). With the defaults a kille
 of its death, and a model that fails without dying within interval * failures + the check's timeout = 15 s.
 
 At each tick it writes its verdict for the other callers of plates.server.health (the HEALTHCHECK, the gateway's
-/readyz and so the Kubernetes probes): "starting" until a fresh server is warm (plates.server.warmup) and has passed
-a check, then the last check's report, and why while it restarts.
+/readyz and so the Kubernetes probes): "starting" until a fresh server is warm (plates.server.warmup, whose probes
+are its first check), then the last check's report, and why while it restarts.
 
 The image runs it as its command, in front of tritonserver:
 
@@ -80,7 +80,7 @@ class Supervisor:
         default_factory=lambda: TrafficAwareCheck(CHECK_TIMEOUT_S, reads_verdict=False)
     )
     tick: float = TICK_S
-    warm: Callable[[str], str] = warm_up
+    warm: Callable[[str], tuple[str, HealthReport]] = warm_up
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)
     # The public API in front of the server (plates gateway): started again if it exits when healing, else its exit
     # ends the watch as a failed server's does.
@@ -124,14 +124,17 @@ class Supervisor:
         return 0
 
     def warm_up(self) -> None:
-        """Warm the server that has just become ready (plates.server.warmup): until then, and until its first health
-        check, the verdict says it is starting."""
+        """Warm the server that has just become ready (plates.server.warmup), the verdict saying it is starting
+        meanwhile; the warm-up's probes are its first check, so the next comes an interval later rather than at
+        once, when it would meet the first clients."""
         self.publish(STARTING)
-        self.log(f"supervisor: {self.warm(self.server.url)}")
+        said, report = self.warm(self.server.url)
+        self.log(f"supervisor: {said}")
+        self.publish(report)
 
     def _watch(self) -> str | None:
         """None once stop() is called; else why the server must go."""
-        self.publish(self.verdict)  # starting, or restarting: until the first check of this server ends
+        self.publish(self.verdict)  # the warm-up's report, or why this server is not checked yet
         stubs_when_ready = [] if self.server.pid is None else stubs(self.server.pid)
         if stubs_when_ready:  # none where the server's processes cannot be seen: the HTTP checks still watch
             self.log(f"supervisor: watching the stubs of {', '.join(sorted(model for model, _ in stubs_when_ready))}")
@@ -146,7 +149,7 @@ class Supervisor:
     def _watch_loop(self, watched: list[tuple[str, psutil.Process]], checks: ThreadPoolExecutor) -> str | None:
         failed = 0
         check: Future | None = None
-        next_check = time.monotonic()
+        next_check = time.monotonic() + self.interval  # the warm-up's probes were the first check
         while not self.stopping.wait(self.tick):
             if self.gateway is not None and not self.gateway.alive:
                 gone = f"the gateway exited with code {self.gateway.returncode}"

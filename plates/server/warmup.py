@@ -23,7 +23,7 @@ import urllib.request
 from pathlib import Path
 
 from plates.readiness import normalize_url
-from plates.server.health import probe_models
+from plates.server.health import HealthReport, probe_models
 
 PHOTO = Path(__file__).with_name("warmup_photo.jpg")
 REQUESTS = 3  # TorchScript reaches its steady time on the third run of a shape
@@ -31,10 +31,20 @@ REFUSED = 503
 REFUSED_PAUSE_S = 0.1
 
 
-def warm_up(url: str, requests: int = REQUESTS, timeout: float = 30.0) -> str:
-    """Send the drawn photo `requests` times, one after another; what happened, in one line. A refusal (503: clients
-    reached a restarted server first and fill its queue) is sent again after a pause, within `timeout` s in all.
-    A failure is said, not raised: a model that fails here fails the health check next, which names it."""
+def warm_up(url: str, requests: int = REQUESTS, timeout: float = 30.0) -> tuple[str, HealthReport]:
+    """Send the drawn photo `requests` times, one after another, then the health check's probes; what happened, in
+    one line, and the probes' report, which is the server's first check. Probes have shapes of their own (a 32x32
+    photo's pixels, one crop): warmed here, their first runs do not meet the first clients at a check after ready."""
+    started = time.monotonic()
+    photos = send_photo(url, requests, timeout)
+    report = probe_models(url, timeout)
+    return f"warm-up in {time.monotonic() - started:.2f} s: {photos}; then {report.summary()}", report
+
+
+def send_photo(url: str, requests: int, timeout: float) -> str:
+    """What sending the photo `requests` times came to. A refusal (503: clients reached a restarted server first
+    and fill its queue) is sent again after a pause, within `timeout` s in all. A failure is said, not raised: the
+    probes that follow name the model."""
     started = time.monotonic()
     photo = PHOTO.read_bytes()
     tensor = struct.pack("<I", len(photo)) + photo  # one BYTES element: its length, then its bytes
@@ -56,13 +66,9 @@ def warm_up(url: str, requests: int = REQUESTS, timeout: float = 30.0) -> str:
             answered += 1
         except urllib.error.HTTPError as error:
             if error.code != REFUSED or time.monotonic() - started > timeout:
-                return f"warm-up request {answered + 1} of {requests} failed: HTTP {error.code} {error.reason}"
+                return f"photo {answered + 1} of {requests} failed: HTTP {error.code} {error.reason}"
             refused += 1
             time.sleep(REFUSED_PAUSE_S)
         except (urllib.error.URLError, OSError) as error:
-            return f"warm-up request {answered + 1} of {requests} failed: {getattr(error, 'reason', error)}"
-    # The health check's probes too: theirs are shapes of their own (a 32x32 photo's pixels, one crop), whose first
-    # runs would otherwise meet the first clients at the first check.
-    probe_models(url, timeout)
-    seconds = time.monotonic() - started
-    return f"warmed up in {seconds:.2f} s: {requests} photos ({refused} refused, sent again) and the probes"
+            return f"photo {answered + 1} of {requests} failed: {getattr(error, 'reason', error)}"
+    return f"{requests} photos through plate_recognition ({refused} refused, sent again)"

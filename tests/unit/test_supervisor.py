@@ -122,21 +122,29 @@ def test_a_killed_stub_restarts_the_server_at_the_next_tick_while_a_check_hangs(
 
 
 def test_a_restarted_server_is_warmed_up_before_it_is_called_ready_and_starting_meanwhile():
-    server, lines = FakeServer(), []
+    server, lines, ready_verdicts = FakeServer(), [], []
     server.alive = False
+    warm_report = HealthReport((ModelHealth("yolo", True, "ok", 0.02),))
 
     def warm(url):
         server.events.append("warm")
-        return f"warmed up, while {read_verdict(url).summary()}"
+        return f"warmed up, while {read_verdict(url).summary()}", warm_report
+
+    def log(line):
+        lines.append(line)
+        if "ready again" in line:
+            ready_verdicts.append(read_verdict(server.url))
 
     supervisor = Supervisor(server, heal=True, interval=0.001, check=lambda url: supervisor.stop() or HEALTHY,
-                            log=lines.append, tick=0.001, warm=warm)  # fmt: skip
+                            log=log, tick=0.001, warm=warm)  # fmt: skip
     assert supervisor.run() == 0
     assert server.events == ["kill", "start", "warm"]
     assert lines[-2:] == [
         "supervisor: warmed up, while unhealthy: tritonserver: starting",
         f"supervisor: Triton is ready again at {server.url}",
     ]
+    # The warm-up's probes are the restarted server's first check: ready for the gateway as soon as it is warm.
+    assert ready_verdicts == [warm_report]
 
 
 def test_the_verdict_is_each_checks_report_and_is_gone_with_the_supervisor():

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from plates.server.health import PROBES
-from plates.server.warmup import PHOTO, warm_up
+from plates.server.warmup import PHOTO, send_photo, warm_up
 
 
 @pytest.fixture
@@ -40,8 +40,10 @@ def fake_triton():
 
 def test_warm_up_sends_the_photo_as_a_file_through_the_orchestrator_three_times_then_the_probes(fake_triton):
     url, _, seen = fake_triton
-    said = warm_up(url)
-    assert re.fullmatch(r"warmed up in [\d.]+ s: 3 photos \(0 refused, sent again\) and the probes", said)
+    said, report = warm_up(url)
+    assert re.fullmatch(r"warm-up in [\d.]+ s: 3 photos through plate_recognition \(0 refused, sent again\); "
+                        r"then healthy: plate_recognition ok .*", said)  # fmt: skip
+    assert report.healthy and [m.model for m in report.models] == list(PROBES)
     assert [path.split("/")[3] for path, _, _ in seen] == ["plate_recognition"] * 4 + ["stn", "lprnet"]
     path, headers, body = seen[0]
     assert path == "/v2/models/plate_recognition/infer"
@@ -56,16 +58,17 @@ def test_warm_up_sends_the_photo_as_a_file_through_the_orchestrator_three_times_
     assert tensor["parameters"]["binary_data_size"] == len(photo) + 4
 
 
-def test_a_refused_warm_up_request_is_sent_again_and_a_failed_one_is_said_not_raised(fake_triton):
+def test_a_refused_photo_is_sent_again_and_a_failed_one_is_said_not_raised(fake_triton):
     url, status, seen = fake_triton
     status[:] = [503, 503, 200]  # clients reached the restarted server first: its queue is full for a moment
-    assert warm_up(url, requests=1).endswith(": 1 photos (2 refused, sent again) and the probes")
-    assert len(seen) == 3 + len(PROBES)
+    assert send_photo(url, 1, timeout=30) == "1 photos through plate_recognition (2 refused, sent again)"
+    assert len(seen) == 3
     status[:] = [500]
-    assert warm_up(url) == "warm-up request 1 of 3 failed: HTTP 500 Internal Server Error"
+    assert send_photo(url, 3, timeout=30) == "photo 1 of 3 failed: HTTP 500 Internal Server Error"
     status[:] = [503]
-    assert warm_up(url, timeout=0.3) == "warm-up request 1 of 3 failed: HTTP 503 Service Unavailable"
-    assert warm_up("127.0.0.1:9", timeout=1).startswith("warm-up request 1 of 3 failed: ")
+    assert send_photo(url, 3, timeout=0.3) == "photo 1 of 3 failed: HTTP 503 Service Unavailable"
+    said, report = warm_up("127.0.0.1:9", timeout=1)
+    assert said.startswith("warm-up in ") and ": photo 1 of 3 failed: " in said and not report.healthy
 
 
 def test_the_warm_up_photo_holds_one_plate_for_the_detector():
