@@ -34,7 +34,7 @@ ARG INSTANCE_KIND=gpu
 # OpenMP threads (PyTorch's, in the PyTorch backend and the Python stubs) spin 10,000 turns after each parallel
 # region (libgomp's estimate: 0.1 ms; measured on the 2-core VM: 0.5 to 3.7 ms of a core after a forward pass),
 # across the gaps between one forward pass's operators, then sleep instead of spinning on cores the other models of
-# the same request need (plates.server.launcher.OPENMP_ENVIRONMENT; README, Speed: threads and instances).
+# the same request need (plates.server.launcher.OPENMP_ENVIRONMENT; docs/performance.md; the sweeps in git log).
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     OMP_WAIT_POLICY=PASSIVE \

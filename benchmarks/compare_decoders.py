@@ -1,6 +1,6 @@
 """Time the CPU decoders plates.decoding chose between, and see what each does with a truncated or corrupt photo.
 
-poetry run python benchmarks/compare_decoders.py   (README, "Photos as files"; figures, not assertions)
+poetry run python benchmarks/compare_decoders.py   (docs/performance.md, Decoding; figures, not assertions)
 """
 
 import io

@@ -163,7 +163,7 @@ def run_requests(
 
 
 # An accepted request slower than this has most likely waited out Triton 2.51's half-second dynamic-batcher stall
-# (README, Speed): on the 2-core machine photos take 30-100 ms at concurrency 1, up to ~250 ms at 2.
+# (docs/performance.md): on the 2-core machine photos take 30-100 ms at concurrency 1, up to ~250 ms at 2.
 STALLED_S = 0.3
 
 

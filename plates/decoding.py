@@ -56,7 +56,7 @@ def bgr(rgb: torch.Tensor) -> torch.Tensor:
     hwc = rgb.permute(1, 2, 0)
     if hwc.device.type == "cpu":
         # OpenCV's vectorised swap takes 0.3 ms for a 1920x1080 frame; torch's flip takes 2 ms, and 4 ms in a
-        # model's process, whose OpenMP threads it must wake (README, Speed: yolo swaps the channels).
+        # model's process, whose OpenMP threads it must wake (docs/performance.md, Decoding).
         return torch.from_numpy(cv2.cvtColor(np.ascontiguousarray(hwc.numpy()), cv2.COLOR_RGB2BGR))
     return hwc.flip(2).contiguous()
 

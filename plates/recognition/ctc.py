@@ -58,7 +58,7 @@ def vote(readings: Sequence[Reading], per_plate: int) -> list[Reading]:
     its probability summed over them and spread over all the plate's readings, likeliest first.
 
     Summing every text a cut found, not only its best, ranks the runners-up too; on the dev sets it picked the
-    same text as summing each cut's best only, for every plate (README, Candidates and phantom texts).
+    same text as summing each cut's best only, for every plate (docs/performance.md, Accuracy).
     """
     if per_plate < 1 or len(readings) % per_plate:
         raise ValueError(f"{len(readings)} readings do not split into groups of {per_plate}")

@@ -30,7 +30,7 @@ then counts as busy, since restarting a busy server would make the overload wors
 The supervisor, which checks every 5 s and remembers, probes only the models that have not proven themselves since
 its last check (TrafficAwareCheck): a model that answered client requests in between, and failed none, is alive.
 A probe that meets a client's request at a model can cost that request Triton 2.51's half-second batcher stall
-(README, Speed), so under traffic the supervisor leaves the models to their clients.
+(docs/performance.md), so under traffic the supervisor leaves the models to their clients.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ A fresh server answered its first car.jpg in 175 to 270 ms against a steady p50 
 things up (TorchScript profiles its first runs of a shape, ONNX Runtime and the Python backend allocate, the
 orchestrator's code and its calls between the stubs run once). After three requests of a drawn plate photo
 (convert/warmup_photo.py), 0.5 to 0.9 s, Triton's statistics show the first car.jpg taking its steady time, model by
-model (README, Health: warm before ready). Triton's own model_warmup, tried first, warms each model alone at load:
+model (docs/health.md, Warm before ready). Triton's own model_warmup, tried first, warms each model alone at load:
 it cannot send a photo through plate_recognition, whose calls to the other models fail while they still load, and
 left the first car.jpg at 1.6 to 2 times the p50.
 

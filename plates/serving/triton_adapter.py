@@ -69,7 +69,7 @@ class ReceivedPhoto:
     def to_triton(self, pb_utils: Any, name: str, tensor: torch.Tensor | np.ndarray) -> Any:
         """`tensor` as a Triton tensor for a sub-request (to_triton), except the photo itself: that goes on as the
         tensor it came in, which already lies in the memory the stub shares with the server, where a new tensor
-        made from it would be copied into that memory again (6.2 MB for a 1080p frame's pixels; README, Speed)."""
+        made from it would be copied into that memory again (6.2 MB for a 1080p frame's pixels; docs/performance.md)."""
         if self.photo.get(name) is tensor:
             return self.tensors[name]
         return to_triton(pb_utils, name, tensor)

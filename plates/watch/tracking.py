@@ -1,4 +1,4 @@
-"""Following plates from frame to frame with Ultralytics' ByteTrack or BoT-SORT (README: Cameras and video)."""
+"""Following plates from frame to frame with Ultralytics' ByteTrack or BoT-SORT (docs/performance.md, Tracking)."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ class PlateTracker:
         # track is kept, here the sampled frames in `lost_after` seconds.
         args.track_buffer = max(1, round(lost_after * fps))
         # Matching on IoU alone: fusing in the detector's score (0.5 to 0.7 for plates) cuts the similarity of a
-        # small plate that moved between two sampled frames below the match threshold (README: Cameras and video).
+        # small plate that moved between two sampled frames below the match threshold (docs/performance.md, Tracking).
         args.fuse_score = False
         if kind == "botsort":
             args.with_reid = False

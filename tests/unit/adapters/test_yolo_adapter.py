@@ -136,6 +136,6 @@ def test_yolo_refuses_onnx_on_a_gpu_instance(load_adapter, yolo_repository):
 
 
 def test_served_detector_format_is_onnx():
-    # README's Speed figures are measured with ONNX on the CPU; the GPU build sets torch (plates.export).
+    # docs/performance.md's figures are measured with ONNX on the CPU; the GPU build sets torch (plates.export).
     parameters = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))["parameters"]
     assert parameters["format"]["string_value"] == "onnx"
