@@ -92,10 +92,10 @@ HEALTHCHECK --interval=10s --timeout=10s --start-period=180s --retries=2 \
 ENV PLATES_GATEWAY_HOST=0.0.0.0
 # The base image's entrypoint (nvidia_entrypoint.sh) stays: it execs this command. The supervisor runs plates gateway
 # (the published API, on 8080) beside tritonserver, and exits 1 when either fails, so that the restart policy
-# (compose) or the kubelet starts a fresh container: one process tree, one restart policy. It runs the same check
-# every 5 s (without the probes of models that served clients since its last check) and exits 1 after two failures
-# in a row, killing the server and its stubs; it adds the restricted-API and shared-memory flags
-# (plates.server.options) and passes SIGTERM on to both.
+# (compose) or the kubelet starts a fresh container: one process tree, one restart policy. It looks at the models'
+# stub processes every second and exits 1 at once when one has died, or after two failed deep checks 5 s apart,
+# killing the server and its stubs (docs/health.md); it warms the server up before it reports ready, adds the
+# restricted-API and shared-memory flags (plates.server.options) and passes SIGTERM on to both.
 # --strict-readiness: ready only once every model is. --exit-timeout-secs: how long SIGTERM waits for in-flight
 # requests; compose's stop_grace_period and the pod's terminationGracePeriodSeconds exceed it.
 CMD ["python3", "-m", "plates.server.supervisor", "--gateway", "--", \
