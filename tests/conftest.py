@@ -9,7 +9,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 from pathlib import Path
 from typing import Callable
 
@@ -55,6 +55,23 @@ def samples() -> Path:
     if not (SAMPLES / "car.jpg").is_file():
         pytest.fail(f"sample photos not found in {SAMPLES}; set PLATES_SHARED_DIR to the shared/ folder")
     return SAMPLES
+
+
+@pytest.fixture
+def http_server():
+    """`http_server(Handler)`: a BaseHTTPRequestHandler class served on 127.0.0.1 from a thread, as "127.0.0.1:PORT";
+    shut down after the test."""
+    servers = []
+
+    def start(handler: type[BaseHTTPRequestHandler]) -> str:
+        servers.append(ThreadingHTTPServer(("127.0.0.1", 0), handler))
+        threading.Thread(target=servers[-1].serve_forever, daemon=True).start()
+        return f"127.0.0.1:{servers[-1].server_address[1]}"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
 
 
 class Receiver:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -28,7 +27,7 @@ def verdicts(verdict_dir):
 
 
 @pytest.fixture
-def fake_triton():
+def fake_triton(http_server):
     """A server answering /v2/models/<model>/infer with the status set per model in `statuses` (200 by default), and
     /v2/models/stats with the successes and failures per model in `statuses["counts"]` (none by default)."""
     statuses: dict = {"counts": {}}
@@ -58,10 +57,7 @@ def fake_triton():
         def log_message(self, *args):
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"127.0.0.1:{server.server_address[1]}", statuses, seen
-    server.shutdown()
+    return http_server(Handler), statuses, seen
 
 
 def test_every_model_answering_is_healthy(fake_triton):

@@ -40,13 +40,8 @@ def http2_port():
 
 
 @pytest.fixture
-def other_http_port():
-    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1]
-    server.shutdown()
-    server.server_close()
+def other_http_port(http_server):
+    return int(http_server(http.server.BaseHTTPRequestHandler).rsplit(":", 1)[1])
 
 
 def test_a_port_that_answers_http2_is_named_as_not_triton_http(http2_port):

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import re
 import struct
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import cv2
 import numpy as np
@@ -17,7 +16,7 @@ from plates.server.warmup import PHOTO, send_photo, warm_up
 
 
 @pytest.fixture
-def fake_triton():
+def fake_triton(http_server):
     """A server answering plate_recognition's infer with the statuses in `status` in turn (the last one from then
     on), keeping each request's path and body."""
     status, seen = [200], []
@@ -32,10 +31,7 @@ def fake_triton():
         def log_message(self, *args):
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"127.0.0.1:{server.server_address[1]}", status, seen
-    server.shutdown()
+    return http_server(Handler), status, seen
 
 
 def test_warm_up_sends_the_photo_as_a_file_through_the_orchestrator_three_times_then_the_probes(fake_triton):
