@@ -61,7 +61,7 @@ async def read_plates(request: Request) -> Response:
         raise Refusal(400, "upload_url_refused", "upload_url is refused: the gateway fetches no URLs (that would let "
                       "anyone make it reach any address); send the photo itself in upload")  # fmt: skip
     photo, filename = await upload_of(form)
-    with request.app.state.in_flight.photo():
+    async with request.app.state.in_flight.photo():
         reading = await request.app.state.reader.read(photo, filename, text(form, "camera_id"), text(form, "timestamp"))
     # Serialized here, from the model built in serving: FastAPI would validate the same model again.
     return Response(reading.model_dump_json(), status_code=201, media_type="application/json")

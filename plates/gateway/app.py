@@ -41,7 +41,9 @@ HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
 
 
 def create_app(settings: Settings, triton=None, health_check: Check | None = None) -> FastAPI:
-    in_flight = InFlight(settings.max_in_flight, settings.max_in_flight_per_key)
+    in_flight = InFlight(
+        settings.max_in_flight, settings.max_in_flight_per_key, settings.max_at_triton, settings.queue_timeout
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -67,7 +69,7 @@ def create_app(settings: Settings, triton=None, health_check: Check | None = Non
     )
     app.state.settings = settings
     app.state.in_flight = in_flight
-    app.state.metrics = Metrics(lambda: in_flight.total)
+    app.state.metrics = Metrics(lambda: in_flight.total, lambda: in_flight.waiting)
     app.state.health = HealthWatch(settings.triton_http, settings.health_interval, health_check)
     app.include_router(router)
     app.add_exception_handler(HTTPException, http_error)

@@ -7,9 +7,10 @@ passed, never after all of it has been buffered.
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
-from contextlib import contextmanager
-from typing import Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager
+from typing import AsyncIterator, Awaitable, Callable
 
 from plates.gateway.errors import RETRY_BUSY_S, Refusal
 
@@ -56,21 +57,28 @@ class BodyCounter:
 
 
 class InFlight:
-    """Photos at Triton, over all keys, and requests per key: one over either limit is refused (429), never queued,
+    """Photos accepted at once, over all keys, and requests per key: one over either limit is refused (429) at once,
     so a client that floods waits on its own retries, not in front of everyone else's requests.
 
+    Of the photos accepted, at most `at_triton` are at Triton at once; the others wait their turn here, in the
+    order they came, for at most `wait_s` seconds (then 429). Triton 2.51's queue that overflows idles the model
+    behind it (docs/performance.md, The gateway): fed no more than it serves, it never refuses the gateway's photos
+    and never stalls on them.
+
     A key's requests count from their headers to their answer, so a key that trickles its uploads blocks its own
-    places only. The places at Triton count from the end of the body: uploads that trickle never hold them. When
-    they are all taken as a request arrives, it is refused at once, before its body is sent.
+    places only. Photos count from the end of the body: uploads that trickle never hold a place. When all places
+    are taken as a request arrives, it is refused at once, before its body is sent.
     """
 
-    def __init__(self, total: int, per_key: int) -> None:
-        self.limit, self.per_key = total, per_key
-        self.total = 0
+    def __init__(self, total: int, per_key: int, at_triton: int, wait_s: float) -> None:
+        self.limit, self.per_key, self.wait_s = total, per_key, wait_s
+        self.total = 0  # photos accepted: at Triton or waiting their turn
+        self.waiting = 0  # ... of which waiting
         self.by_key: Counter[str] = Counter()
+        self.turns = asyncio.Semaphore(at_triton)
 
     def admit(self, key: str | None) -> None:
-        """A request whose headers arrived: refused if Triton's places are all taken, or its key's."""
+        """A request whose headers arrived: refused if all places are taken, or its key's."""
         self._check_total()
         if key is not None:
             if self.by_key[key] >= self.per_key:
@@ -84,13 +92,24 @@ class InFlight:
             if not self.by_key[key]:
                 del self.by_key[key]
 
-    @contextmanager
-    def photo(self) -> Iterator[None]:
-        """One of Triton's places, for a photo whose upload is complete."""
+    @asynccontextmanager
+    async def photo(self) -> AsyncIterator[None]:
+        """A place at Triton for a photo whose upload is complete, once its turn comes."""
         self._check_total()
         self.total += 1
         try:
-            yield
+            self.waiting += 1
+            try:
+                await asyncio.wait_for(self.turns.acquire(), self.wait_s)
+            except asyncio.TimeoutError:  # TimeoutError from 3.11, its own class on 3.10
+                raise Refusal(429, "queue_timeout", f"waited {self.wait_s:g} s for the recognizer: try again "
+                              "shortly", retry_after=RETRY_BUSY_S) from None  # fmt: skip
+            finally:
+                self.waiting -= 1
+            try:
+                yield
+            finally:
+                self.turns.release()
         finally:
             self.total -= 1
 

@@ -11,7 +11,7 @@ LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
 
 
 class Metrics:
-    def __init__(self, in_flight: Callable[[], int]) -> None:
+    def __init__(self, in_flight: Callable[[], int], waiting: Callable[[], int]) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "plates_gateway_requests", "Requests answered, by route and HTTP status", ["route", "status"],
@@ -25,8 +25,12 @@ class Metrics:
             "plates_gateway_refusals", "Requests refused, by cause (the error code of the answer)", ["cause"],
             registry=self.registry,
         )  # fmt: skip
-        in_flight_gauge = Gauge("plates_gateway_in_flight", "Photos being served", registry=self.registry)
+        in_flight_gauge = Gauge(
+            "plates_gateway_in_flight", "Photos accepted: at Triton or waiting their turn", registry=self.registry
+        )
         in_flight_gauge.set_function(in_flight)
+        waiting_gauge = Gauge("plates_gateway_waiting", "Photos waiting their turn at Triton", registry=self.registry)
+        waiting_gauge.set_function(waiting)
 
     def answered(self, route: str, status: int, seconds: float, refusal: str | None = None) -> None:
         self.requests.labels(route, str(status)).inc()

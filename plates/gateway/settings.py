@@ -28,8 +28,13 @@ class Settings:
     keys: tuple[str, ...] = field(default=(), repr=False)
     max_body_bytes: int = 10 * 2**20  # a 12 MP phone photo is 3 to 6 MB
     max_header_bytes: int = 16 * 2**10  # h11's and most proxies' limit for a request's line and headers
-    max_in_flight: int = 8  # photos being served at once, over all keys
+    max_in_flight: int = 8  # photos accepted at once, over all keys: at Triton or waiting their turn
     max_in_flight_per_key: int = 4  # ... and for one key
+    # Photos at Triton at once. plate_recognition's one instance takes one while the next waits in its queue, so it
+    # never idles between photos; more would fill its queue (3 places), which idles it (docs/performance.md, The
+    # gateway) and leaves no place for the health check or in-cluster clients. With more instances: their count + 1.
+    max_at_triton: int = 2
+    queue_timeout: float = 5.0  # seconds a photo may wait for its turn at Triton
     max_connections: int = 256  # beyond, uvicorn answers 503 (plain text) before the application runs
     backlog: int = 256  # connections the kernel queues before the gateway accepts them
     header_timeout: float = 10.0  # seconds from a request's first byte to the end of its headers
@@ -74,8 +79,10 @@ FLAGS: tuple[tuple[str, type, str], ...] = (
     ("triton-http", str, "Triton's HTTP endpoint, for the deep health check of /readyz"),
     ("max-body-bytes", int, "largest request body; more is refused with 413"),
     ("max-header-bytes", int, "largest request line and headers; more is refused with 431"),
-    ("max-in-flight", int, "photos served at once; more are refused with 429"),
-    ("max-in-flight-per-key", int, "photos served at once for one API key; more are refused with 429"),
+    ("max-in-flight", int, "photos accepted at once (at Triton or waiting their turn); more are refused with 429"),
+    ("max-in-flight-per-key", int, "photos accepted at once for one API key; more are refused with 429"),
+    ("max-at-triton", int, "photos sent to Triton at once; the others wait their turn"),
+    ("queue-timeout", float, "seconds a photo may wait for its turn at Triton; then 429"),
     ("max-connections", int, "open connections; more are answered 503"),
     ("backlog", int, "connections queued by the kernel before they are accepted"),
     ("header-timeout", float, "seconds a request's headers may take to arrive; then 408"),

@@ -46,11 +46,17 @@ class FakeTriton:
     def __init__(self, error: Exception | None = None, delay: float = 0.0) -> None:
         self.error, self.delay = error, delay
         self.photos: list[bytes] = []
+        self.at_once = self.most_at_once = 0  # photos being read, and the most at any moment
 
     async def infer(self, model, inputs, outputs, client_timeout):
         assert model == "plate_recognition" and inputs[0].name() == "image_bytes"
         self.photos.append(inputs[0])
-        await asyncio.sleep(self.delay)
+        self.at_once += 1
+        self.most_at_once = max(self.most_at_once, self.at_once)
+        try:
+            await asyncio.sleep(self.delay)
+        finally:
+            self.at_once -= 1
         if self.error is not None:
             raise self.error
         return FakeResult(OUTPUTS)

@@ -197,6 +197,14 @@ def test_photos_over_the_limits_are_refused_with_retry_after(gateway):
     assert [error_of(r)["code"] for r in two_keys if r.status_code == 429] == ["too_many_requests"]
 
 
+def test_photos_beyond_the_places_at_triton_wait_their_turn_instead_of_reaching_it(gateway):
+    triton = FakeTriton(delay=0.2)
+    with gateway(Settings(max_at_triton=2), triton) as url:
+        answers = parallel(5, lambda i: post(url))
+    assert [r.status_code for r in answers] == [201] * 5
+    assert (len(triton.photos), triton.most_at_once) == (5, 2)
+
+
 def test_healthz_readyz_and_metrics(gateway):
     down = HealthReport((ModelHealth("plate_recognition", False, "model 'yolo' failed: stub died", 0.01),))
     with gateway() as url:
@@ -211,7 +219,8 @@ def test_healthz_readyz_and_metrics(gateway):
     assert not_ready.status_code == 503 and "yolo" in not_ready.json()["reason"]
     assert 'plates_gateway_requests_total{route="/v1/plate-reader/",status="201"} 1.0' in metrics
     assert 'plates_gateway_refusals_total{cause="unauthorized"} 1.0' in metrics
-    assert "plates_gateway_in_flight 0.0" in metrics and "plates_gateway_request_seconds_bucket" in metrics
+    assert "plates_gateway_in_flight 0.0" in metrics and "plates_gateway_waiting 0.0" in metrics
+    assert "plates_gateway_request_seconds_bucket" in metrics
 
 
 def test_request_ids_are_kept_when_sane_and_made_otherwise(gateway):

@@ -69,13 +69,55 @@ def test_body_counter_refuses_once_past_the_limit_and_knows_when_the_body_ended(
     assert refusal(lambda: asyncio.run(read(1000))) == (413, "body_too_large")
 
 
-def test_in_flight_refuses_a_key_over_its_places_and_anyone_when_triton_is_full():
-    places = InFlight(total=2, per_key=2)
+def test_in_flight_refuses_a_key_over_its_places_and_anyone_when_all_are_taken():
+    places = InFlight(total=2, per_key=2, at_triton=2, wait_s=1.0)
     places.admit("a"), places.admit("a")
     assert refusal(lambda: places.admit("a")) == (429, "too_many_requests_for_key")
-    with places.photo(), places.photo():
-        assert refusal(lambda: places.admit("b")) == (429, "too_many_requests")
-        assert refusal(lambda: places.photo().__enter__()) == (429, "too_many_requests")
+
+    async def two_photos_then_more():
+        async with places.photo(), places.photo():
+            assert refusal(lambda: places.admit("b")) == (429, "too_many_requests")
+            with pytest.raises(Refusal) as caught:
+                async with places.photo():
+                    pass
+            return caught.value.status, caught.value.code
+
+    assert asyncio.run(two_photos_then_more()) == (429, "too_many_requests")
     places.release("a")
     places.admit("a"), places.admit(None)
     assert places.total == 0 and places.by_key == {"a": 2}
+
+
+def test_photos_over_the_places_at_triton_wait_their_turn_in_order_and_no_longer_than_the_timeout():
+    places = InFlight(total=8, per_key=8, at_triton=2, wait_s=0.3)
+    at_triton, most, order = 0, 0, []
+
+    async def photo(name: str, seconds: float) -> str:
+        nonlocal at_triton, most
+        async with places.photo():
+            at_triton += 1
+            most = max(most, at_triton)
+            order.append(name)
+            await asyncio.sleep(seconds)
+            at_triton -= 1
+        return name
+
+    async def photos(*sent: tuple[str, float]) -> list:
+        tasks = []
+        for name, seconds in sent:
+            tasks.append(asyncio.create_task(photo(name, seconds)))
+            await asyncio.sleep(0.01)  # they arrive in this order
+        waiting = places.waiting
+        return [waiting, *await asyncio.gather(*tasks, return_exceptions=True)]
+
+    async def main() -> None:
+        waiting, *done = await photos(("a", 0.1), ("b", 0.1), ("c", 0.01), ("d", 0.01), ("e", 0.01))
+        assert (waiting, done, order, most) == (3, ["a", "b", "c", "d", "e"], ["a", "b", "c", "d", "e"], 2)
+        # Two hold Triton's places past the third's wait: it is refused, and no place is lost.
+        waiting, *done = await photos(("a", 0.5), ("b", 0.5), ("c", 0.01))
+        assert done[:2] == ["a", "b"]
+        assert (done[2].status, done[2].code, done[2].retry_after) == (429, "queue_timeout", 1)
+        assert (places.total, places.waiting) == (0, 0)
+        assert (await photos(("f", 0.01), ("g", 0.01), ("h", 0.01)))[1:] == ["f", "g", "h"]
+
+    asyncio.run(main())  # one event loop: the gateway's places belong to its loop
