@@ -24,6 +24,7 @@ import psutil
 import pytest
 import requests
 
+from plates.exceptions import PlatesError
 from plates.gateway.client import GatewayClient
 from plates.readiness import normalize_url
 from plates.server.launcher import free_port
@@ -171,6 +172,26 @@ def test_curl_reads_car_jpg(gateway, samples):
         capture_output=True, text=True, timeout=60, check=True,
     ).stdout  # fmt: skip
     assert json.loads(output)["results"][0]["plate"] == "b840ck197"
+
+
+def test_4_clients_at_once_are_all_served_none_refused(gateway, samples):
+    # Triton direct refuses a third of 4 clients' photos (its queue holds 3); the gateway holds what Triton cannot
+    # take yet, so none of them is refused.
+    photo = (samples / "car.jpg").read_bytes()
+
+    def client(_: int) -> list[tuple[int, str | None]]:
+        with GatewayClient(gateway, KEY, timeout=30) as reader:
+            answers = []
+            for _ in range(6):
+                try:
+                    answers.append((201, reader.read(photo)["results"][0]["plate"]))
+                except PlatesError as error:
+                    answers.append((0, str(error)))
+            return answers
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        answers = [answer for answers in pool.map(client, range(4)) for answer in answers]
+    assert answers == [(201, "b840ck197")] * 24
 
 
 def test_tritons_api_is_not_reachable_through_the_gateway(gateway, still_serving):
