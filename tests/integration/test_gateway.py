@@ -2,8 +2,10 @@
 
 The gateway runs as users run it (`python -m plates.cli.main gateway`, keys from the environment), with short
 deadlines so that the trickling cases end in seconds; or it is the one given with --gateway-url (the container's,
-which scripts/test-image.sh starts with the same deadlines and its key in PLATES_GATEWAY_KEY). After every attack the gateway must still be ready and still
-read car.jpg's plate. How fast each refusal came is printed (`pytest -s`), not asserted: this machine is shared.
+which scripts/test-image.sh starts with the same deadlines and its key in PLATES_GATEWAY_KEY). After every attack
+the gateway must still be ready and still read car.jpg's plate. How fast each refusal came, and the memory of the
+gateway and of Triton's processes before and after the attacks, are printed (`pytest -s`), not asserted: this
+machine is shared.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from plates.exceptions import PlatesError
 from plates.gateway.client import GatewayClient
 from plates.readiness import normalize_url
 from plates.server.launcher import free_port
+from plates.server.processes import format_growth, memory, server_processes
 
 KEY = os.environ.get("PLATES_GATEWAY_KEY", "integration-gateway-key-5f1c0e")
 AUTH = {"Authorization": f"Token {KEY}"}
@@ -59,10 +62,12 @@ def gateway(request, triton_url, triton_grpc_url, tmp_path_factory) -> str:
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_ready(url, process, log)
-        before = psutil.Process(process.pid).memory_info().rss
+        gateway, triton = psutil.Process(process.pid), server_processes(triton_url)
+        before, triton_before = gateway.memory_info().rss, memory(triton)
         yield url
-        after = psutil.Process(process.pid).memory_info().rss
-        print(f"gateway RSS before the attacks {before / 2**20:.0f} MiB, after {after / 2**20:.0f} MiB")
+        after = gateway.memory_info().rss
+        print(f"gateway RSS before the attacks {before / 2**20:.0f} MiB, after {after / 2**20:.0f} MiB; Triton's:")
+        print(format_growth(triton_before, memory(triton)))
     finally:
         process.terminate()
         process.wait(timeout=30)
