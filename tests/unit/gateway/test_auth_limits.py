@@ -89,10 +89,9 @@ def test_in_flight_refuses_a_key_over_its_places_and_anyone_when_all_are_taken()
 
 
 def test_photos_over_the_places_at_triton_wait_their_turn_in_order_and_no_longer_than_the_timeout():
-    places = InFlight(total=8, per_key=8, at_triton=2, wait_s=0.3)
     at_triton, most, order = 0, 0, []
 
-    async def photo(name: str, seconds: float) -> str:
+    async def photo(places: InFlight, name: str, seconds: float) -> str:
         nonlocal at_triton, most
         async with places.photo():
             at_triton += 1
@@ -102,22 +101,25 @@ def test_photos_over_the_places_at_triton_wait_their_turn_in_order_and_no_longer
             at_triton -= 1
         return name
 
-    async def photos(*sent: tuple[str, float]) -> list:
+    async def photos(places: InFlight, *sent: tuple[str, float]) -> list:
+        """How many waited once all had arrived, then each one's name or refusal."""
         tasks = []
         for name, seconds in sent:
-            tasks.append(asyncio.create_task(photo(name, seconds)))
+            tasks.append(asyncio.create_task(photo(places, name, seconds)))
             await asyncio.sleep(0.01)  # they arrive in this order
         waiting = places.waiting
         return [waiting, *await asyncio.gather(*tasks, return_exceptions=True)]
 
     async def main() -> None:
-        waiting, *done = await photos(("a", 0.1), ("b", 0.1), ("c", 0.01), ("d", 0.01), ("e", 0.01))
+        patient = InFlight(total=8, per_key=8, at_triton=2, wait_s=30)
+        waiting, *done = await photos(patient, ("a", 0.5), ("b", 0.5), ("c", 0.01), ("d", 0.01), ("e", 0.01))
         assert (waiting, done, order, most) == (3, ["a", "b", "c", "d", "e"], ["a", "b", "c", "d", "e"], 2)
         # Two hold Triton's places past the third's wait: it is refused, and no place is lost.
-        waiting, *done = await photos(("a", 0.5), ("b", 0.5), ("c", 0.01))
+        hasty = InFlight(total=8, per_key=8, at_triton=2, wait_s=0.2)
+        waiting, *done = await photos(hasty, ("a", 1.0), ("b", 1.0), ("c", 0.01))
         assert done[:2] == ["a", "b"]
         assert (done[2].status, done[2].code, done[2].retry_after) == (429, "queue_timeout", 1)
-        assert (places.total, places.waiting) == (0, 0)
-        assert (await photos(("f", 0.01), ("g", 0.01), ("h", 0.01)))[1:] == ["f", "g", "h"]
+        assert (hasty.total, hasty.waiting) == (0, 0)
+        assert (await photos(hasty, ("f", 0.01), ("g", 0.01), ("h", 0.01)))[1:] == ["f", "g", "h"]
 
-    asyncio.run(main())  # one event loop: the gateway's places belong to its loop
+    asyncio.run(main())
