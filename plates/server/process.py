@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -27,13 +28,15 @@ def shm_flag(prefix: str) -> str:
 
 
 class ChildProcess:
-    """Start, stop and kill one command; it runs in a process group of its own with whatever it starts."""
+    """Start, stop and kill one command; it runs in a process group of its own with whatever it starts, and a
+    reaper (plates.server.reaper) kills that group if this process dies without doing so."""
 
     def __init__(self, command: list[str], env: dict[str, str] | None = None, log_file=None):
         self.command = command
         self.env = env
         self.log_file = log_file
         self.process: subprocess.Popen | None = None
+        self._reaper: subprocess.Popen | None = None
 
     @property
     def alive(self) -> bool:
@@ -48,12 +51,21 @@ class ChildProcess:
         return None if self.process is None else self.process.poll()
 
     def start(self) -> "ChildProcess":
+        self._retire_reaper()  # of the process started before, which has exited
         output = Path(self.log_file).open("ab") if self.log_file else None
         self.process = subprocess.Popen(
             self.command, env=self.env, stdout=output, stderr=subprocess.STDOUT if output else None,
             start_new_session=True,
         )  # fmt: skip
+        self._reaper = subprocess.Popen(
+            [sys.executable, "-m", "plates.server.reaper", str(self.process.pid), *self.leftovers()],
+            stdin=subprocess.PIPE, start_new_session=True,
+        )  # fmt: skip
         return self
+
+    def leftovers(self) -> list[str]:
+        """What the reaper removes beside the group: nothing here."""
+        return []
 
     def signal_stop(self) -> None:
         """SIGTERM: the process finishes what is in flight and exits by itself."""
@@ -83,7 +95,15 @@ class ChildProcess:
         except ProcessLookupError:
             pass  # the group is gone: the process exited and took its children with it
         self.process.wait()
+        self._retire_reaper()
         return self.process.returncode
+
+    def _retire_reaper(self) -> None:
+        """End the reaper of a group that is gone: it wakes, finds nothing to kill, and exits."""
+        if self._reaper is not None:
+            self._reaper.stdin.close()
+            self._reaper.wait()
+            self._reaper = None
 
 
 class TritonProcess(ChildProcess):
@@ -92,6 +112,9 @@ class TritonProcess(ChildProcess):
     def __init__(self, command: list[str], shm_prefix: str, env: dict[str, str] | None = None, log_file=None):
         super().__init__(command, env, log_file)
         self.shm_prefix = shm_prefix
+
+    def leftovers(self) -> list[str]:
+        return [self.shm_prefix]
 
     def kill(self) -> int | None:
         """SIGKILL the server and its stubs at once, and remove their files."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -14,7 +15,7 @@ import pytest
 
 from plates.server.health import HealthReport, ModelHealth, deep_check, read_verdict, verdict_path
 from plates.server.options import ADMIN_HEADER, serving_flags
-from plates.server.process import TritonProcess, remove_shm
+from plates.server.process import SHM, ChildProcess, TritonProcess, remove_shm
 from plates.server.processes import stubs
 from plates.server.supervisor import Supervisor
 
@@ -219,6 +220,53 @@ def test_kill_ends_the_whole_process_group_and_removes_its_shared_memory(tmp_pat
     assert running == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["someone_elses_region"]
     assert remove_shm("plates_abc_") == []
+
+
+def test_a_server_and_its_shared_memory_go_when_the_process_that_started_it_is_killed_with_9():
+    prefix = f"plates_reaper_test_{os.getpid()}_"
+    region = SHM / f"{prefix}region"
+    region.write_bytes(b"x")
+    # The parent, as `plates serve` is: it starts a server (a process with a child, as tritonserver with its stubs),
+    # says the server's pid, and waits to be killed.
+    parent = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from plates.server.process import TritonProcess; "
+        "grandchild = 'import time; time.sleep(60)'; "
+        "script = f'import subprocess, sys, time; subprocess.Popen([sys.executable, \"-c\", {grandchild!r}]); "
+        "time.sleep(60)'; "
+        f"server = TritonProcess([sys.executable, '-c', script], {prefix!r}).start(); "
+        "print(server.pid, flush=True); time.sleep(60)"
+    )], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    server = None
+    try:
+        server = int(parent.stdout.readline())
+        deadline = time.monotonic() + 20  # two interpreters to start on a busy machine
+        while len(members := group(server)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(members) == 2
+        parent.kill()
+        deadline = time.monotonic() + 10
+        while (running := [pid for pid in members if alive(pid)]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert running == [] and not region.exists()
+    finally:
+        parent.kill()
+        parent.wait()
+        for pid in group(server) if server else []:
+            os.kill(pid, signal.SIGKILL)
+        region.unlink(missing_ok=True)
+
+
+def test_a_process_started_again_or_killed_leaves_no_reaper_behind():
+    def reapers() -> int:
+        return sum("plates.server.reaper" in child.cmdline() for child in psutil.Process().children())
+
+    process = ChildProcess([sys.executable, "-c", "pass"])
+    process.start().process.wait()  # exits by itself, as a gateway that cannot bind does
+    assert reapers() == 1
+    process.start()
+    assert reapers() == 1
+    process.kill()
+    assert reapers() == 0
 
 
 def test_serving_flags_close_the_admin_apis_with_the_key_and_size_shared_memory(monkeypatch):
