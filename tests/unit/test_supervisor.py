@@ -257,13 +257,20 @@ def test_a_server_and_its_shared_memory_go_when_the_process_that_started_it_is_k
 
 
 def test_a_process_started_again_or_killed_leaves_no_reaper_behind():
+    started = []  # the pids of the process, each time it is started
+
     def reapers() -> int:
-        return sum("plates.server.reaper" in child.cmdline() for child in psutil.Process().children())
+        """Reapers of those pids (the session's own servers have theirs too)."""
+        commands = [child.cmdline() for child in psutil.Process().children()]
+        return sum(c[2:3] == ["plates.server.reaper"] and c[3] in started for c in commands)
 
     process = ChildProcess([sys.executable, "-c", "pass"])
-    process.start().process.wait()  # exits by itself, as a gateway that cannot bind does
+    process.start()
+    started.append(str(process.pid))
+    process.process.wait()  # exits by itself, as a gateway that cannot bind does
     assert reapers() == 1
     process.start()
+    started.append(str(process.pid))
     assert reapers() == 1
     process.kill()
     assert reapers() == 0
