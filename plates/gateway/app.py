@@ -48,7 +48,7 @@ def create_app(settings: Settings, triton=None, health_check: Check | None = Non
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
         client = triton or grpcclient.InferenceServerClient(settings.triton_grpc, channel_args=CHANNEL_ARGS)
-        app.state.reader = PlateReader(client, settings.inference_timeout)
+        app.state.reader = PlateReader(client, settings.inference_timeout, settings.queue_timeout)
         watching = asyncio.create_task(app.state.health.run())
         try:
             yield

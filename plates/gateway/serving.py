@@ -3,11 +3,13 @@
 The upload's header is read here first (plates.headers, as the server reads it): a file that is not a whole JPEG or
 PNG, or is too large a photo, is refused before it costs Triton anything. What the server refuses still comes back
 as the client's 400 with the server's reason, and Triton's own refusals keep their meaning: busy is 429 (try again
-soon), down is 503.
+soon) once the photo has been sent again for `busy_wait_s`, down is 503.
 """
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import time
 
 import numpy as np
@@ -19,17 +21,25 @@ from plates.exceptions import QUEUE_REFUSALS, RESTARTING, InvalidInputError, Pla
 from plates.gateway.errors import RETRY_BUSY_S, RETRY_DOWN_S, Refusal
 from plates.gateway.protocol import Reading, result_of, timestamp_of, unread_of
 from plates.headers import read_header
+from plates.retry import RetryPolicy
 
 FIELD = "upload"  # the form field of the photo, in every message to the client
 
 
-class PlateReader:
-    """`await PlateReader(client, timeout).read(photo, ...)`: `client` is a tritonclient.grpc.aio client (or
-    anything with its `infer`)."""
+# A photo Triton refused as busy is sent again after these pauses (full jitter), for up to `busy_wait_s`: other
+# clients (the health check, in-cluster jobs) can fill its queue for a moment, and Triton 2.51's batcher can leave a
+# full queue waiting up to 0.5 s (docs/performance.md, The gateway).
+BUSY_RETRY = RetryPolicy(first_pause_s=0.02, max_pause_s=0.2)  # only its pauses: the deadline bounds the tries
 
-    def __init__(self, client, timeout: float) -> None:
+
+class PlateReader:
+    """`await PlateReader(client, timeout, busy_wait_s).read(photo, ...)`: `client` is a tritonclient.grpc.aio
+    client (or anything with its `infer`)."""
+
+    def __init__(self, client, timeout: float, busy_wait_s: float) -> None:
         self.client = client
         self.timeout = timeout
+        self.busy_wait_s = busy_wait_s
 
     async def read(self, photo: bytes, filename: str | None, camera_id: str | None, timestamp: str | None) -> Reading:
         started = time.perf_counter()
@@ -56,13 +66,19 @@ class PlateReader:
         # An object array keeps every byte; a numpy bytes_ array would drop trailing NULs.
         tensor.set_data_from_numpy(np.array([photo], dtype=np.object_))
         outputs = [grpcclient.InferRequestedOutput(name) for name in OUTPUTS]
-        try:
-            result = await self.client.infer(MODEL, [tensor], outputs=outputs, client_timeout=self.timeout)
-            return plates_from_outputs(*(result.as_numpy(name) for name in OUTPUTS))
-        except InferenceServerException as error:
-            raise triton_refusal(error, self.timeout) from error
-        except PlatesError as error:  # outputs that do not agree
-            raise Refusal(502, "triton_failed", f"{MODEL} answered what cannot be read: {error}") from error
+        deadline = time.monotonic() + self.busy_wait_s
+        for retry in itertools.count():
+            try:
+                result = await self.client.infer(MODEL, [tensor], outputs=outputs, client_timeout=self.timeout)
+                return plates_from_outputs(*(result.as_numpy(name) for name in OUTPUTS))
+            except InferenceServerException as error:
+                refusal = triton_refusal(error, self.timeout)
+                pause = BUSY_RETRY.pause(retry)
+                if refusal.code != "triton_busy" or time.monotonic() + pause > deadline:
+                    raise refusal from error
+            except PlatesError as error:  # outputs that do not agree
+                raise Refusal(502, "triton_failed", f"{MODEL} answered what cannot be read: {error}") from error
+            await asyncio.sleep(pause)
 
 
 def triton_refusal(error: InferenceServerException, timeout: float) -> Refusal:

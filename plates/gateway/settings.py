@@ -34,7 +34,8 @@ class Settings:
     # never idles between photos; more would fill its queue (3 places), which idles it (docs/performance.md, The
     # gateway) and leaves no place for the health check or in-cluster clients. With more instances: their count + 1.
     max_at_triton: int = 2
-    queue_timeout: float = 5.0  # seconds a photo may wait for its turn at Triton
+    # Seconds a photo may wait for its turn at Triton, and again while Triton refuses it as busy.
+    queue_timeout: float = 5.0
     max_connections: int = 256  # beyond, uvicorn answers 503 (plain text) before the application runs
     backlog: int = 256  # connections the kernel queues before the gateway accepts them
     header_timeout: float = 10.0  # seconds from a request's first byte to the end of its headers
@@ -82,7 +83,8 @@ FLAGS: tuple[tuple[str, type, str], ...] = (
     ("max-in-flight", int, "photos accepted at once (at Triton or waiting their turn); more are refused with 429"),
     ("max-in-flight-per-key", int, "photos accepted at once for one API key; more are refused with 429"),
     ("max-at-triton", int, "photos sent to Triton at once; the others wait their turn"),
-    ("queue-timeout", float, "seconds a photo may wait for its turn at Triton; then 429"),
+    ("queue-timeout", float, "seconds a photo may wait for its turn at Triton, and again while Triton refuses it as "
+     "busy; then 429"),
     ("max-connections", int, "open connections; more are answered 503"),
     ("backlog", int, "connections queued by the kernel before they are accepted"),
     ("header-timeout", float, "seconds a request's headers may take to arrive; then 408"),

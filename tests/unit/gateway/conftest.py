@@ -41,10 +41,11 @@ class FakeResult:
 
 
 class FakeTriton:
-    """tritonclient.grpc.aio's `infer`: answers OUTPUTS, or raises `error`, after `delay` seconds."""
+    """tritonclient.grpc.aio's `infer`: answers OUTPUTS, or raises `error` (to the first `failures` calls; to all
+    when None), after `delay` seconds."""
 
-    def __init__(self, error: Exception | None = None, delay: float = 0.0) -> None:
-        self.error, self.delay = error, delay
+    def __init__(self, error: Exception | None = None, delay: float = 0.0, failures: int | None = None) -> None:
+        self.error, self.delay, self.failures = error, delay, failures
         self.photos: list[bytes] = []
         self.at_once = self.most_at_once = 0  # photos being read, and the most at any moment
 
@@ -57,7 +58,7 @@ class FakeTriton:
             await asyncio.sleep(self.delay)
         finally:
             self.at_once -= 1
-        if self.error is not None:
+        if self.error is not None and (self.failures is None or len(self.photos) <= self.failures):
             raise self.error
         return FakeResult(OUTPUTS)
 

@@ -6,6 +6,7 @@ import base64
 import gzip
 import json
 import threading
+import time
 
 import requests
 from tritonclient.utils import InferenceServerException
@@ -143,7 +144,8 @@ def test_tritons_errors_keep_their_meaning(gateway):
         "StatusCode.INTERNAL": ("model 'yolo' failed: boom", 502, "triton_failed"),
     }
     for status, (message, http_status, code) in cases.items():
-        with gateway(triton=FakeTriton(InferenceServerException(message, status=status))) as url:
+        triton = FakeTriton(InferenceServerException(message, status=status))
+        with gateway(Settings(keys=(KEY,), queue_timeout=0.2), triton) as url:
             response = post(url)
         assert (response.status_code, error_of(response)["code"]) == (http_status, code)
     assert response.json()["detail"] == "plate_recognition failed: model 'yolo' failed: boom"
@@ -152,13 +154,27 @@ def test_tritons_errors_keep_their_meaning(gateway):
 def test_triton_down_is_503_and_busy_is_429_both_with_retry_after(gateway):
     down = InferenceServerException("failed to connect to all addresses", status="StatusCode.UNAVAILABLE")
     busy = InferenceServerException("Exceeds maximum queue size", status="StatusCode.UNAVAILABLE")
-    with gateway(triton=FakeTriton(down)) as url:
+    down_triton = FakeTriton(down)
+    with gateway(triton=down_triton) as url:
         unavailable = post(url)
-    with gateway(triton=FakeTriton(busy)) as url:
+    busy_triton = FakeTriton(busy)
+    with gateway(Settings(keys=(KEY,), queue_timeout=0.3), busy_triton) as url:
+        started = time.monotonic()
         refused = post(url)
+        waited = time.monotonic() - started
     assert unavailable.status_code == 503 and int(unavailable.headers["Retry-After"]) > 0
     assert refused.status_code == 429 and int(refused.headers["Retry-After"]) > 0
     assert "server rejected" not in unavailable.json()["detail"]
+    # Busy was tried again until the queue timeout, down was not.
+    assert len(busy_triton.photos) > 2 and 0.1 < waited < 5 and len(down_triton.photos) == 1
+
+
+def test_a_photo_triton_refuses_as_busy_is_sent_again_until_it_is_read(gateway):
+    busy = InferenceServerException("Exceeds maximum queue size", status="StatusCode.UNAVAILABLE")
+    triton = FakeTriton(busy, failures=3)
+    with gateway(triton=triton) as url:
+        response = post(url)
+    assert response.status_code == 201 and len(triton.photos) == 4
 
 
 def test_an_invalid_image_says_so_in_the_clients_terms(gateway):
