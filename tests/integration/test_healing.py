@@ -37,6 +37,12 @@ def stub_of(url: str, model: str) -> int:
     return stubs[0]
 
 
+def shm_prefix_of(url: str) -> str:
+    """The shared-memory prefix of the server at `url`, from its command line (a new one at every restart)."""
+    [prefix] = [a.rsplit("=", 1)[1] for a in server_processes(url)[0].cmdline() if "shm-region-prefix-name=" in a]
+    return prefix
+
+
 def test_plates_serve_heals_a_killed_stub_of_every_model_under_four_clients(request, tmp_path, car_load):
     if request.config.getoption("--triton-url"):
         pytest.skip("kills the stubs of the local server `plates serve` starts")
@@ -44,7 +50,7 @@ def test_plates_serve_heals_a_killed_stub_of_every_model_under_four_clients(requ
     url = f"localhost:{http}"
     ports = ["--http-port", str(http), "--grpc-port", str(free_port()), "--metrics-port", str(free_port()),
              "--gateway-port", str(free_port())]  # fmt: skip
-    shm_before = set(os.listdir("/dev/shm"))
+    prefixes = set()  # of each server plates serve starts: other servers on the machine have files there too
     log = tmp_path / "serve.log"
     with log.open("w") as output:
         command = [sys.executable, "-m", "plates.cli.main", "serve", *ports]
@@ -63,6 +69,7 @@ def test_plates_serve_heals_a_killed_stub_of_every_model_under_four_clients(requ
             while not (report := deep_check(url, timeout=5)).healthy:  # the restarted server's first check
                 assert time.monotonic() < deadline, report.summary()
                 time.sleep(0.5)
+            prefixes.add(shm_prefix_of(url))
             os.kill(stub_of(url, model), signal.SIGKILL)
             killed = time.monotonic()
             while deep_check(url, timeout=5).healthy:
@@ -80,12 +87,14 @@ def test_plates_serve_heals_a_killed_stub_of_every_model_under_four_clients(requ
             about_it = [a for a in answers if f"model '{model}'" in a.message]
             assert all(a.kind == "restarting" for a in about_it), Counter((a.kind, a.message) for a in about_it)
         load.stop()
+        prefixes.add(shm_prefix_of(url))  # the server of the last restart
     finally:
         serve.send_signal(signal.SIGTERM)
         serve.wait(60)
     assert serve.returncode == 0
-    left = {name for name in set(os.listdir("/dev/shm")) - shm_before if name.startswith("plates_")}
-    assert left == set(), "the service left shared memory behind"
+    assert len(prefixes) == len(MODELS) + 1
+    left = [name for name in os.listdir("/dev/shm") if name.startswith(tuple(prefixes))]
+    assert left == [], "the service left shared memory behind"
 
 
 def admin_call(url: str, key: str | None) -> int:
