@@ -99,10 +99,12 @@ class ChildProcess:
         return self.process.returncode
 
     def _retire_reaper(self) -> None:
-        """End the reaper of a group that is gone: it wakes, finds nothing to kill, and exits."""
+        """Stop the reaper of a group that is gone. Killed, not woken: woken, it would kill the group and remove its
+        files again, by a process group id that is free by then."""
         if self._reaper is not None:
-            self._reaper.stdin.close()
+            self._reaper.kill()
             self._reaper.wait()
+            self._reaper.stdin.close()
             self._reaper = None
 
 
