@@ -61,7 +61,8 @@ def assemble_backends(target: Path) -> Path:
 # this VM 0.5 to 3.7 ms of a core after a forward pass), then sleep:
 # awake across the gaps between one forward pass's operators, where waking a sleeping thread on this VM costs more
 # than a small operator (LPRNet on car.jpg's two cuts: 8.3 ms never spinning, 3.7 ms so), asleep soon after, off the
-# cores the other models' processes need (docs/performance.md; the sweeps in git log). The image's Dockerfile sets the same.
+# cores the other models' processes need (docs/performance.md; the sweeps in git log). The image's Dockerfile sets
+# the same.
 OPENMP_ENVIRONMENT = {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "10000"}
 
 

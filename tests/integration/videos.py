@@ -1,6 +1,7 @@
 """A test video made from the sample photos: cat.jpeg for 1 s, car.jpg panned for 3 s, cat.jpeg for 1 s, at 10 fps.
 
-`python tests/integration/videos.py ../shared/data/samples OUT.avi` writes it (docs/performance.md, Tracking, measures the trackers on it).
+`python tests/integration/videos.py ../shared/data/samples OUT.avi` writes it (docs/performance.md, Tracking,
+measures the trackers on it).
 """
 
 from __future__ import annotations
