@@ -1,5 +1,8 @@
 """The gateway's application: `create_app(settings)`, whose lifespan opens the Triton client and the health watch.
 
+Its APIs, each a folder of its own (api_router, protocol, serving): Plate Recognizer's Snapshot API (snapshot/) and
+CodeProject.AI's licence plate reader (codeproject/); beside them the page for people (home/) and the operations'
+routes. They share the gate (keys, limits, logs), the usage counts and the one call to Triton (recognizer.py).
 Tests hand in their own `triton` (anything with tritonclient.grpc.aio's `infer`) and `health_check`.
 """
 
@@ -18,15 +21,20 @@ from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
-from plates.gateway.api_router import router
-from plates.gateway.auth import KeyRing
+from plates.gateway import operations
+from plates.gateway.auth import KeyRing, key_id
+from plates.gateway.codeproject import api_router as codeproject
 from plates.gateway.errors import Refusal
 from plates.gateway.health import Check, HealthWatch
+from plates.gateway.home import api_router as home
 from plates.gateway.limits import InFlight
 from plates.gateway.metrics import Metrics
 from plates.gateway.middleware import ANSWERED, Gate
-from plates.gateway.serving import PlateReader
+from plates.gateway.recognizer import Recognizer
 from plates.gateway.settings import Settings
+from plates.gateway.snapshot import api_router as snapshot
+from plates.gateway.usage import Usage
+from plates.gateway.version import VERSION
 
 MAX_GRPC_MESSAGE = 2**31 - 1  # tritonclient's own default; the gateway's body limit is what bounds a photo
 CHANNEL_ARGS = [
@@ -42,13 +50,14 @@ HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
 
 def create_app(settings: Settings, triton=None, health_check: Check | None = None) -> FastAPI:
     in_flight = InFlight(
-        settings.max_in_flight, settings.max_in_flight_per_key, settings.max_at_triton, settings.queue_timeout
+        settings.max_in_flight, settings.max_in_flight_per_key, settings.max_at_triton, settings.queue_timeout,
+        anonymous=settings.max_in_flight_anonymous,
     )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
         client = triton or grpcclient.InferenceServerClient(settings.triton_grpc, channel_args=CHANNEL_ARGS)
-        app.state.reader = PlateReader(client, settings.inference_timeout, settings.queue_timeout)
+        app.state.recognizer = Recognizer(client, settings.inference_timeout, settings.queue_timeout)
         watching = asyncio.create_task(app.state.health.run())
         try:
             yield
@@ -61,8 +70,9 @@ def create_app(settings: Settings, triton=None, health_check: Check | None = Non
 
     app = FastAPI(
         title="plates gateway",
-        summary="Russian licence plates read from photos, through Plate Recognizer's Snapshot API",
-        version="1",
+        summary="Russian licence plates read from photos, through Plate Recognizer's Snapshot API and CodeProject.AI's "
+        "licence plate reader",
+        version=VERSION,
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
@@ -71,13 +81,16 @@ def create_app(settings: Settings, triton=None, health_check: Check | None = Non
     app.state.in_flight = in_flight
     app.state.metrics = Metrics(lambda: in_flight.total, lambda: in_flight.waiting)
     app.state.health = HealthWatch(settings.triton_http, settings.health_interval, health_check)
-    app.include_router(router)
+    app.state.usage = Usage({key_id(key): quota for key, quota in settings.quotas})
+    routers = (home.router, snapshot.router, codeproject.router, operations.router)
+    for router in routers:
+        app.include_router(router)
     app.add_exception_handler(HTTPException, http_error)
     add_docs(app)
     app.openapi = lambda: app.openapi_schema or _openapi_30(app)
-    routes = {route.path for route in router.routes} | {"/docs", app.openapi_url}
+    routes = {route.path for router in routers for route in router.routes} | {"/docs", app.openapi_url}
     app.add_middleware(
-        Gate, keys=KeyRing(settings.keys), in_flight=in_flight, metrics=app.state.metrics,
+        Gate, keys=KeyRing(settings.keys, settings.anonymous_from), in_flight=in_flight, metrics=app.state.metrics,
         max_body_bytes=settings.max_body_bytes, routes=routes,
     )  # fmt: skip
     return app
@@ -89,7 +102,8 @@ async def http_error(request: Request, error: HTTPException) -> Response:
     request.scope[ANSWERED] = (error.status_code, code)
     refusal = Refusal(error.status_code, code, f"{request.method} {request.url.path[:100]}: {error.detail}")
     return Response(
-        refusal.body(request.state.request_id), error.status_code, error.headers, media_type="application/json"
+        refusal.body(request.state.request_id, request.url.path), error.status_code, error.headers,
+        media_type="application/json",
     )
 
 

@@ -1,7 +1,10 @@
-"""The gateway's answers that are not plates: every one JSON, with a code naming the cause and a message.
+"""The gateway's answers that are not plates: every one JSON, with a code naming the cause and a message, in the
+shape the clients of the route asked read.
 
-`{"error": {"code": "body_too_large", "message": "...", "request_id": "..."}, "detail": "..."}`: `detail` repeats
-the message where Plate Recognizer's own errors carry it, so that their clients show it.
+Plate Recognizer's (every path but CodeProject.AI's): `{"error": {"code": "body_too_large", "message": "...",
+"request_id": "..."}, "detail": "...", "status_code": 413}`: `detail` and `status_code` are where their own errors
+carry the message and the status, so that their clients show them. CodeProject.AI's (`/v1/vision/`, `/v1/image/`):
+`{"success": false, "error": "...", "code": 413, ...}`, as their server answers a request it cannot serve.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from http import HTTPStatus
 
 RETRY_BUSY_S = 1  # after a 429: the requests in flight are short
 RETRY_DOWN_S = 5  # after a 503: the health check's period, when a restarted Triton is seen again
+# CodeProject.AI's routes: their clients read `success` and `error`, never `detail`.
+CODEPROJECT_PREFIXES = ("/v1/vision/", "/v1/image/")
 
 
 class Refusal(Exception):
@@ -31,14 +36,21 @@ class Refusal(Exception):
             headers.append((b"retry-after", str(self.retry_after).encode()))
         return headers
 
-    def body(self, request_id: str | None = None) -> bytes:
-        error = {"code": self.code, "message": self.message, "request_id": request_id}
-        return json.dumps({"error": error, "detail": self.message}).encode()
+    def body(self, request_id: str | None = None, path: str = "") -> bytes:
+        """The answer's JSON for a request to `path`: CodeProject.AI's shape on their routes, Plate Recognizer's
+        elsewhere."""
+        if path.startswith(CODEPROJECT_PREFIXES):
+            answer = {"success": False, "error": self.message, "code": self.status, "error_code": self.code,
+                      "request_id": request_id}  # fmt: skip
+        else:
+            error = {"code": self.code, "message": self.message, "request_id": request_id}
+            answer = {"error": error, "detail": self.message, "status_code": self.status}
+        return json.dumps(answer).encode()
 
 
-def raw_response(refusal: Refusal, request_id: str | None = None) -> bytes:
+def raw_response(refusal: Refusal, request_id: str | None = None, path: str = "") -> bytes:
     """The whole HTTP/1.1 response, for the connection's protocol to write where no application answers; it closes."""
-    body = refusal.body(request_id)
+    body = refusal.body(request_id, path)
     head = [f"HTTP/1.1 {refusal.status} {HTTPStatus(refusal.status).phrase}".encode()]
     head += [name + b": " + value for name, value in refusal.headers()]
     if request_id is not None:

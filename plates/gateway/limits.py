@@ -12,6 +12,7 @@ from collections import Counter
 from contextlib import asynccontextmanager
 from typing import AsyncIterator, Awaitable, Callable
 
+from plates.gateway.auth import ANONYMOUS
 from plates.gateway.errors import RETRY_BUSY_S, Refusal
 
 Receive = Callable[[], Awaitable[dict]]
@@ -66,12 +67,14 @@ class InFlight:
     and never stalls on them.
 
     A key's requests count from their headers to their answer, so a key that trickles its uploads blocks its own
-    places only. Photos count from the end of the body: uploads that trickle never hold a place. When all places
-    are taken as a request arrives, it is refused at once, before its body is sent.
+    places only. The requests let in without a key (ANONYMOUS) share `anonymous` places, as one key's would. Photos
+    count from the end of the body: uploads that trickle never hold a place. When all places are taken as a request
+    arrives, it is refused at once, before its body is sent.
     """
 
-    def __init__(self, total: int, per_key: int, at_triton: int, wait_s: float) -> None:
+    def __init__(self, total: int, per_key: int, at_triton: int, wait_s: float, anonymous: int | None = None) -> None:
         self.limit, self.per_key, self.wait_s = total, per_key, wait_s
+        self.anonymous = per_key if anonymous is None else anonymous
         self.total = 0  # photos accepted: at Triton or waiting their turn
         self.waiting = 0  # ... of which waiting
         self.by_key: Counter[str] = Counter()
@@ -81,9 +84,11 @@ class InFlight:
         """A request whose headers arrived: refused if all places are taken, or its key's."""
         self._check_total()
         if key is not None:
-            if self.by_key[key] >= self.per_key:
-                raise Refusal(429, "too_many_requests_for_key", f"{self.per_key} requests of this API key are in "
-                              "flight: send the next when one is answered", retry_after=RETRY_BUSY_S)  # fmt: skip
+            limit = self.anonymous if key == ANONYMOUS else self.per_key
+            if self.by_key[key] >= limit:
+                whose = "requests without an API key" if key == ANONYMOUS else "requests of this API key"
+                raise Refusal(429, "too_many_requests_for_key", f"{limit} {whose} are in flight: send the next "
+                              "when one is answered", retry_after=RETRY_BUSY_S)  # fmt: skip
             self.by_key[key] += 1
 
     def release(self, key: str | None) -> None:

@@ -21,8 +21,10 @@ from plates.gateway.metrics import Metrics
 access_log = logging.getLogger("plates.gateway.access")
 log = logging.getLogger("plates.gateway")
 
-# Served to anyone: probes, Prometheus and the API's description carry no photos and no secrets.
-OPEN = ("/healthz", "/readyz", "/metrics", "/docs", "/openapi.json")
+# Served to anyone: the page for people, probes, Prometheus, the API's description, and the status routes that
+# CodeProject.AI's clients poll carry no photos and no secrets.
+OPEN_PATHS = frozenset({"/", "/healthz", "/readyz", "/metrics", "/openapi.json"})
+OPEN_PREFIXES = ("/docs", "/v1/status/", "/v1/server/status/")
 # Where another layer answered (an HTTP error of the routes, the connection's deadline), it leaves the answer's
 # (status, code) in the scope under this key, for the log line and the metrics.
 ANSWERED = "plates.answered"
@@ -62,8 +64,9 @@ class Gate:
         key = code = body = None
         admitted = False
         try:
-            if not scope["path"].startswith(OPEN):
-                key = self.keys.identify(headers.get(b"authorization"))
+            if scope["path"] not in OPEN_PATHS and not scope["path"].startswith(OPEN_PREFIXES):
+                key = self.keys.identify(headers.get(b"authorization"), (scope.get("client") or (None,))[0])
+                scope["state"]["key"] = key
                 check_headers(scope["headers"], self.max_body_bytes)
                 self.in_flight.admit(key)
                 admitted = True
@@ -74,14 +77,15 @@ class Gate:
             if status is None:
                 # A body left unread (refused before or while it arrived) would be read as the next request.
                 close = has_body(headers) and not (body is not None and body.complete)
-                await answer(send_with_id, refusal, request_id, close)
+                await answer(send_with_id, refusal, request_id, scope["path"], close)
         except ClientDisconnect:
             status = status or CLIENT_CLOSED
         except Exception:
             log.exception("request %s failed", request_id)
             code = "internal"
             if status is None:
-                await answer(send_with_id, Refusal(500, code, f"internal error (request {request_id})"), request_id)
+                await answer(send_with_id, Refusal(500, code, f"internal error (request {request_id})"), request_id,
+                             scope["path"])  # fmt: skip
         finally:
             if admitted:
                 self.in_flight.release(key)
@@ -102,8 +106,8 @@ def has_body(headers: dict[bytes, bytes]) -> bool:
     return headers.get(b"content-length", b"0").strip() not in (b"0", b"") or b"transfer-encoding" in headers
 
 
-async def answer(send, refusal: Refusal, request_id: str, close: bool = False) -> None:
-    body = refusal.body(request_id)
+async def answer(send, refusal: Refusal, request_id: str, path: str, close: bool = False) -> None:
+    body = refusal.body(request_id, path)
     headers = [*refusal.headers(), (b"content-length", str(len(body)).encode())]
     if close:
         headers.append((b"connection", b"close"))

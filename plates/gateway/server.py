@@ -146,7 +146,8 @@ class DeadlineMixin:
             cycle.message_event.set()
             message = f"the request's body took more than {self.body_timeout:g} s after its headers"
             request_id = cycle.scope.get("state", {}).get("request_id")
-            self.transport.write(raw_response(Refusal(408, "body_timeout", message), request_id))
+            refusal = Refusal(408, "body_timeout", message)
+            self.transport.write(raw_response(refusal, request_id, cycle.scope.get("path", "")))
             self.transport.close()
         else:  # answered already (refused early), but the body still trickles in
             self.transport.close()

@@ -1,8 +1,10 @@
 """The gateway's settings: each a flag, else its PLATES_GATEWAY_* variable, else the default.
 
 API keys are never flags (a command line is visible to every user of the machine): PLATES_GATEWAY_KEYS holds them
-comma-separated, and a file (--keys-file, PLATES_GATEWAY_KEYS_FILE: a mounted secret) one per line, `#` comments.
-Without keys the gateway serves anyone, so it then listens on the loopback only.
+comma-separated, and a file (--keys-file, PLATES_GATEWAY_KEYS_FILE: a mounted secret) one per line, `#` comments,
+each optionally followed by its quota of photos a month (`KEY 2500`). --anonymous-from names the networks whose
+requests need no key. With neither keys nor such networks the gateway serves anyone, so it then listens on the
+loopback only.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from plates.exceptions import SettingsError
+from plates.gateway.auth import Network
 
 PREFIX = "PLATES_GATEWAY_"
 
@@ -26,6 +29,10 @@ class Settings:
     triton_grpc: str = "127.0.0.1:8001"  # the photos go here
     triton_http: str = "127.0.0.1:8000"  # the deep health check (plates.server.health) goes here
     keys: tuple[str, ...] = field(default=(), repr=False)
+    quotas: tuple[tuple[str, int], ...] = field(default=(), repr=False)  # (key, photos a month) for keys that have one
+    # Networks whose requests are served without a key (clients made for Plate Recognizer's on-premise SDK send none).
+    anonymous_from: tuple[Network, ...] = ()
+    max_in_flight_anonymous: int = 4  # requests in flight at once without a key, over all anonymous clients
     max_body_bytes: int = 10 * 2**20  # a 12 MP phone photo is 3 to 6 MB
     max_header_bytes: int = 16 * 2**10  # h11's and most proxies' limit for a request's line and headers
     max_in_flight: int = 8  # photos accepted at once, over all keys: at Triton or waiting their turn
@@ -48,7 +55,7 @@ class Settings:
         for name, value in numbers.items():
             if value <= 0 and name != "port":
                 raise SettingsError(f"gateway setting {name} must be positive, got {value}")
-        if not self.keys and not is_loopback(self.host):
+        if not self.keys and not self.anonymous_from and not is_loopback(self.host):
             raise SettingsError(
                 f"refusing to listen on {self.host} without API keys: set {PREFIX}KEYS or --keys-file, or listen on "
                 "127.0.0.1"
@@ -82,6 +89,8 @@ FLAGS: tuple[tuple[str, type, str], ...] = (
     ("max-header-bytes", int, "largest request line and headers; more is refused with 431"),
     ("max-in-flight", int, "photos accepted at once (at Triton or waiting their turn); more are refused with 429"),
     ("max-in-flight-per-key", int, "photos accepted at once for one API key; more are refused with 429"),
+    ("max-in-flight-anonymous", int, "requests in flight at once without an API key (--anonymous-from); more are "
+     "refused with 429"),
     ("max-at-triton", int, "photos sent to Triton at once; the others wait their turn"),
     ("queue-timeout", float, "seconds a photo may wait for its turn at Triton, and again while Triton refuses it as "
      "busy; then 429"),
@@ -104,26 +113,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         )
     parser.add_argument(
         "--keys-file", type=Path, default=os.environ.get(PREFIX + "KEYS_FILE"),
-        help=f"a file of API keys, one per line, # comments (${PREFIX}KEYS_FILE); also ${PREFIX}KEYS, comma-separated",
+        help=f"a file of API keys, one per line, each optionally followed by its quota of photos a month, # comments "
+        f"(${PREFIX}KEYS_FILE); also ${PREFIX}KEYS, comma-separated",
     )  # fmt: skip
+    parser.add_argument(
+        "--anonymous-from", type=networks, default=os.environ.get(PREFIX + "ANONYMOUS_FROM", ""),
+        help=f"networks whose requests are served without an API key, comma-separated, such as 127.0.0.0/8,"
+        f"10.0.0.0/8 (${PREFIX}ANONYMOUS_FROM; none)",
+    )  # fmt: skip
+
+
+def networks(text: str) -> tuple[Network, ...]:
+    """`127.0.0.0/8,10.0.0.0/8` (an address alone is its own network)."""
+    try:
+        return tuple(ipaddress.ip_network(part.strip()) for part in text.split(",") if part.strip())
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of networks: {error}") from error
 
 
 def settings_from(args: argparse.Namespace, environ: dict[str, str] | None = None) -> Settings:
     """The settings of parsed `args` (add_arguments), with the keys of the environment and the keys file."""
     environ = os.environ if environ is None else environ
     keys = [key.strip() for key in environ.get(PREFIX + "KEYS", "").split(",") if key.strip()]
+    quotas: dict[str, int] = {}
     if args.keys_file is not None:
-        keys += read_keys(Path(args.keys_file))
+        quotas = read_keys(Path(args.keys_file))
+        keys += list(quotas)
     values = {flag.replace("-", "_"): getattr(args, flag.replace("-", "_")) for flag, _, _ in FLAGS}
-    return Settings(keys=tuple(dict.fromkeys(keys)), **values)
+    return Settings(keys=tuple(dict.fromkeys(keys)), quotas=tuple((k, q) for k, q in quotas.items() if q),
+                    anonymous_from=args.anonymous_from, **values)  # fmt: skip
 
 
-def read_keys(path: Path) -> list[str]:
+def read_keys(path: Path) -> dict[str, int]:
+    """The keys of a keys file, each with its quota of photos a month (0: none)."""
     try:
         lines = path.read_text().splitlines()
     except OSError as error:
         raise SettingsError(f"cannot read the keys file {path}: {error.strerror or error}") from error
-    keys = [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+    keys = {}
+    for number, line in enumerate(lines, 1):
+        fields = [] if line.strip().startswith("#") else line.split()
+        if not fields:
+            continue
+        if len(fields) > 2 or (len(fields) == 2 and not fields[1].isdigit()):
+            raise SettingsError(f"the keys file {path}, line {number}: write a key, optionally followed by its quota "
+                                "of photos a month (KEY 2500)")  # fmt: skip
+        keys[fields[0]] = int(fields[1]) if len(fields) == 2 else 0
     if not keys:
         # A mounted secret that came out empty must not turn authentication off.
         raise SettingsError(f"the keys file {path} holds no key")

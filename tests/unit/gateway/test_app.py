@@ -28,7 +28,8 @@ def post(url: str, files=None, data=None, headers=AUTH, **kwargs) -> requests.Re
 
 def error_of(response: requests.Response) -> dict:
     body = response.json()
-    assert body["detail"] == body["error"]["message"]  # their clients read `detail`
+    assert body["detail"] == body["error"]["message"]  # their clients read `detail` and `status_code`
+    assert body["status_code"] == response.status_code
     assert body["error"]["request_id"] == response.headers["X-Request-ID"]
     return body["error"]
 
@@ -36,7 +37,7 @@ def error_of(response: requests.Response) -> dict:
 def test_reading_answers_in_plate_recognizers_shape_with_ours_beside(gateway):
     with gateway() as url:
         response = post(url, data={"camera_id": "gate-1", "timestamp": "2019-08-19T13:11:25", "regions": ["ru", "by"],
-                                   "config": '{"mode": "fast"}', "mmc": "true"})  # fmt: skip
+                                   "config": '{"mode": "fast", "text_formats": []}', "mmc": "False"})  # fmt: skip
     assert response.status_code == 201
     body = response.json()
     assert body["camera_id"] == "gate-1" and body["timestamp"] == "2019-08-19T13:11:25.000000Z"
@@ -52,6 +53,7 @@ def test_reading_answers_in_plate_recognizers_shape_with_ours_beside(gateway):
     assert result["vehicle"] == {"score": 0.0, "type": "Unknown", "box": {"xmin": 0, "ymin": 0, "xmax": 0, "ymax": 0}}
     [unread] = body["unread"]
     assert unread["candidates"] == [{"plate": "maf1a77", "score": 0.008}] and unread["dscore"] > 0.4
+    assert body["usage"] == {"calls": 1, "max_calls": 0}
 
 
 def test_reading_takes_the_path_without_its_slash_a_png_and_base64(gateway):

@@ -8,7 +8,7 @@ import pytest
 
 from plates.client import Plate
 from plates.exceptions import InvalidInputError
-from plates.gateway.protocol import result_of, timestamp_of, unread_of
+from plates.gateway.snapshot.protocol import result_of, timestamp_of, unread_of
 
 READ = Plate("B840CK197", [94.6, 330.4, 132.5, 343.3], 0.6296, 0.7076, [("B840CK197", 0.7076), ("B840OK197", 0.2236)])
 

@@ -6,7 +6,7 @@ import pytest
 from tritonclient.utils import InferenceServerException
 
 from plates.gateway.app import nullable_as_30
-from plates.gateway.serving import in_client_terms, triton_refusal
+from plates.gateway.recognizer import in_client_terms, triton_refusal
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import socket
 
 import pytest
@@ -34,6 +35,25 @@ def test_keys_come_from_the_environment_and_the_keys_file(tmp_path, monkeypatch)
     assert "office-key" not in repr(settings)
 
 
+def test_a_key_in_the_keys_file_may_have_a_monthly_quota(tmp_path, monkeypatch):
+    keys_file = tmp_path / "keys"
+    keys_file.write_text("office-key 2500\ncamera-key\n")
+    settings = parse(["--keys-file", str(keys_file)], {}, monkeypatch)
+    assert settings.keys == ("office-key", "camera-key") and settings.quotas == (("office-key", 2500),)
+    keys_file.write_text("office-key many\n")
+    with pytest.raises(SettingsError, match="line 1: write a key, optionally followed by its quota"):
+        parse(["--keys-file", str(keys_file)], {}, monkeypatch)
+
+
+def test_anonymous_networks_come_from_the_flag_or_the_environment(monkeypatch):
+    settings = parse([], {"PLATES_GATEWAY_ANONYMOUS_FROM": "127.0.0.0/8, 10.0.0.7"}, monkeypatch)
+    assert [str(network) for network in settings.anonymous_from] == ["127.0.0.0/8", "10.0.0.7/32"]
+    monkeypatch.delenv("PLATES_GATEWAY_ANONYMOUS_FROM")
+    assert parse([], {}, monkeypatch).anonymous_from == ()
+    with pytest.raises(SystemExit):
+        parse(["--anonymous-from", "10.0.0.0/33"], {}, monkeypatch)
+
+
 def test_an_empty_or_missing_keys_file_stops_the_gateway(tmp_path, monkeypatch):
     (tmp_path / "empty").write_text("# nothing yet\n")
     with pytest.raises(SettingsError, match="holds no key"):
@@ -52,6 +72,8 @@ def test_without_keys_no_wider_address_is_served(host):
     with pytest.raises(SettingsError, match=f"refusing to listen on {host} without API keys"):
         Settings(host=host)
     assert Settings(host=host, keys=("k",)).host == host
+    # Networks served without a key: the others are refused, so the gateway is not open to all.
+    assert Settings(host=host, anonymous_from=(ipaddress.ip_network("10.0.0.0/8"),)).host == host
 
 
 def test_plates_gateway_refuses_a_wide_address_without_keys_with_exit_78(monkeypatch, capsys):

@@ -1,4 +1,4 @@
-"""The wire format: Plate Recognizer's Snapshot API (`POST /v1/plate-reader/`), as their clients send and read it.
+"""The wire format of Plate Recognizer's Snapshot API (`POST /v1/plate-reader/`), as their clients send and read it.
 
 Their fields keep their names, types and case (`plate` in lower case, `box` in whole pixels, scores 0 to 1); where a
 field has no meaning here it carries what their documentation says it carries when there is nothing to report
@@ -9,6 +9,7 @@ and `unread`, the plates found but not read, which their `results` never hold.
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -71,6 +72,11 @@ class Unread(BaseModel):
     candidates: list[Candidate] = Field(description="Texts the reader found possible, however unlikely.")
 
 
+class Usage(BaseModel):
+    calls: int = Field(description="Photos read for this API key this month (UTC), this one included.")
+    max_calls: int = Field(description="The key's quota of photos a month; 0 where it has none.")
+
+
 class Reading(BaseModel):
     processing_time: float = Field(description="Milliseconds the gateway spent on the request, once it had it.")
     results: list[Result]
@@ -81,6 +87,7 @@ class Reading(BaseModel):
     image_width: int = Field(description="The photo's width in pixels, turned upright.")
     image_height: int
     unread: list[Unread] = Field(description="This service: plates found but not read.")
+    usage: Usage
 
 
 class ErrorDetail(BaseModel):
@@ -92,6 +99,7 @@ class ErrorDetail(BaseModel):
 class ErrorBody(BaseModel):
     error: ErrorDetail
     detail: str = Field(description="The message again, where Plate Recognizer's errors put it.")
+    status_code: int = Field(description="The HTTP status again, where Plate Recognizer's errors put it.")
 
 
 class Form(BaseModel):
@@ -101,9 +109,14 @@ class Form(BaseModel):
     regions: list[str] = Field(default=[], description="Accepted and ignored: this service reads Russian plates.")
     camera_id: str | None = Field(default=None, description="Sent back as given.")
     timestamp: str | None = Field(default=None, description="ISO 8601, UTC where it has no offset; sent back.")
-    config: str | None = Field(default=None, description="Accepted and ignored.")
-    mmc: str | None = Field(default=None, description="Accepted and ignored: no make, model or colour here.")
-    upload_url: str | None = Field(default=None, description="Refused with 400: the gateway fetches no URLs.")
+    config: str | None = Field(
+        default=None,
+        description='A JSON object: threshold_d and threshold_o (0 to 1), region "strict", detection_rule "strict" '
+        'and mode "fast" are served; detection_mode "vehicle" is refused with 400; other keys are ignored.',
+    )
+    mmc: Literal["false", "False", "0"] | None = Field(
+        default=None, description="false, or left out: true (make, model and colour) is refused with 400."
+    )
 
 
 def box_of(corners: list[float]) -> Box:

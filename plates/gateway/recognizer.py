@@ -1,9 +1,10 @@
-"""Reading a photo's plates: its file to Triton's plate_recognition over gRPC, the answer as the protocol's models.
+"""The one call to Triton that every API of the gateway makes: a photo's file to plate_recognition over gRPC, its
+plates back, whatever shape the API then answers in.
 
-The upload's header is read here first (plates.headers, as the server reads it): a file that is not a whole JPEG or
+The photo's header is read here first (plates.headers, as the server reads it): a file that is not a whole JPEG or
 PNG, or is too large a photo, is refused before it costs Triton anything. What the server refuses still comes back
-as the client's 400 with the server's reason, and Triton's own refusals keep their meaning: busy is 429 (try again
-soon) once the photo has been sent again for `busy_wait_s`, down is 503.
+as the client's 400 with the server's reason, naming the form field the client sent, and Triton's own refusals keep
+their meaning: busy is 429 (try again soon) once the photo has been sent again for `busy_wait_s`, down is 503.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import tritonclient.grpc as grpcclient
@@ -19,12 +21,8 @@ from tritonclient.utils import InferenceServerException
 from plates.client import MODEL, OUTPUTS, Plate, plates_from_outputs
 from plates.exceptions import QUEUE_REFUSALS, RESTARTING, InvalidInputError, PlatesError
 from plates.gateway.errors import RETRY_BUSY_S, RETRY_DOWN_S, Refusal
-from plates.gateway.protocol import Reading, result_of, timestamp_of, unread_of
 from plates.headers import read_header
 from plates.retry import RetryPolicy
-
-FIELD = "upload"  # the form field of the photo, in every message to the client
-
 
 # A photo Triton refused as busy is sent again after these pauses (full jitter), for up to `busy_wait_s`: other
 # clients (the health check, in-cluster jobs) can fill its queue for a moment, and Triton 2.51's batcher can leave a
@@ -32,36 +30,38 @@ FIELD = "upload"  # the form field of the photo, in every message to the client
 BUSY_RETRY = RetryPolicy(first_pause_s=0.02, max_pause_s=0.2)  # only its pauses: the deadline bounds the tries
 
 
-class PlateReader:
-    """`await PlateReader(client, timeout, busy_wait_s).read(photo, ...)`: `client` is a tritonclient.grpc.aio
-    client (or anything with its `infer`)."""
+@dataclass(frozen=True)
+class Photo:
+    """A photo's plates, and its size turned upright as its EXIF orientation says (the server turns it so)."""
+
+    plates: list[Plate]
+    width: int
+    height: int
+    inference_ms: float  # the time of the call to Triton, its busy retries included
+
+
+class Recognizer:
+    """`await Recognizer(client, timeout, busy_wait_s).read(photo, field)`: `client` is a tritonclient.grpc.aio
+    client (or anything with its `infer`); `field` is the form field the photo came in, for the client's messages."""
 
     def __init__(self, client, timeout: float, busy_wait_s: float) -> None:
         self.client = client
         self.timeout = timeout
         self.busy_wait_s = busy_wait_s
 
-    async def read(self, photo: bytes, filename: str | None, camera_id: str | None, timestamp: str | None) -> Reading:
-        started = time.perf_counter()
+    async def read(self, photo: bytes, field: str = "upload") -> Photo:
         try:
-            stamp = timestamp_of(timestamp)
-            header = read_header(photo, FIELD)
+            header = read_header(photo, field)
         except InvalidInputError as error:
             raise Refusal(400, "invalid_request", str(error)) from error
-        plates = await self.plates(photo)
-        upright = header.orientation in (5, 6, 7, 8)  # the server turns such photos a quarter turn
-        return Reading(
-            processing_time=round((time.perf_counter() - started) * 1000, 3),
-            results=[result_of(p) for p in plates if p.text is not None],
-            filename=filename,
-            camera_id=camera_id,
-            timestamp=stamp,
-            image_width=header.height if upright else header.width,
-            image_height=header.width if upright else header.height,
-            unread=[unread_of(p) for p in plates if p.text is None],
-        )
+        started = time.perf_counter()
+        plates = await self.plates(photo, field)
+        inference_ms = (time.perf_counter() - started) * 1000
+        upright = header.orientation in (5, 6, 7, 8)
+        width, height = (header.height, header.width) if upright else (header.width, header.height)
+        return Photo(plates, width, height, inference_ms)
 
-    async def plates(self, photo: bytes) -> list[Plate]:
+    async def plates(self, photo: bytes, field: str = "upload") -> list[Plate]:
         tensor = grpcclient.InferInput("image_bytes", [1], "BYTES")
         # An object array keeps every byte; a numpy bytes_ array would drop trailing NULs.
         tensor.set_data_from_numpy(np.array([photo], dtype=np.object_))
@@ -72,7 +72,7 @@ class PlateReader:
                 result = await self.client.infer(MODEL, [tensor], outputs=outputs, client_timeout=self.timeout)
                 return plates_from_outputs(*(result.as_numpy(name) for name in OUTPUTS))
             except InferenceServerException as error:
-                refusal = triton_refusal(error, self.timeout)
+                refusal = triton_refusal(error, self.timeout, field)
                 pause = BUSY_RETRY.pause(retry)
                 if refusal.code != "triton_busy" or time.monotonic() + pause > deadline:
                     raise refusal from error
@@ -81,11 +81,11 @@ class PlateReader:
             await asyncio.sleep(pause)
 
 
-def triton_refusal(error: InferenceServerException, timeout: float) -> Refusal:
+def triton_refusal(error: InferenceServerException, timeout: float, field: str = "upload") -> Refusal:
     """What the client is told when Triton answered an error (gRPC status codes, as tritonclient names them)."""
     status, message = str(error.status()), error.message() or ""
     if status == "StatusCode.INVALID_ARGUMENT":
-        return Refusal(400, "invalid_image", in_client_terms(message))
+        return Refusal(400, "invalid_image", in_client_terms(message, field))
     # A dead model's queue refuses too, and its message can hold the queue's words: restarting is checked first.
     if status == "StatusCode.UNAVAILABLE" and RESTARTING in message:
         return Refusal(503, "triton_restarting", message, retry_after=RETRY_DOWN_S)
@@ -99,8 +99,8 @@ def triton_refusal(error: InferenceServerException, timeout: float) -> Refusal:
     return Refusal(502, "triton_failed", f"{MODEL} failed: {message}")
 
 
-def in_client_terms(message: str) -> str:
+def in_client_terms(message: str, field: str = "upload") -> str:
     """The server's reason for refusing a photo, naming the form field the client sent instead of the model's input:
     "plate_recognition: image_bytes is a truncated JPEG: ..." -> "upload is a truncated JPEG: ..."."""
     message = message.removeprefix(f"{MODEL}: ")
-    return FIELD + message.removeprefix("image_bytes") if message.startswith("image_bytes") else message
+    return field + message.removeprefix("image_bytes") if message.startswith("image_bytes") else message

@@ -1,0 +1,35 @@
+"""A CodeProject.AI request's photo through the recognizer, its plates as their licence plate reader answers them."""
+
+from __future__ import annotations
+
+import time
+
+from plates.client import Plate
+from plates.gateway.codeproject.protocol import Answer, Prediction
+from plates.gateway.recognizer import Recognizer
+from plates.gateway.snapshot.protocol import box_of
+
+
+async def read_alpr(recognizer: Recognizer, photo: bytes, field: str, min_confidence: float) -> Answer:
+    """The plates read at `min_confidence` or above, best first; a plate found but not read is not theirs to list."""
+    started = time.perf_counter()
+    read = await recognizer.read(photo, field)
+    plates = sorted((p for p in read.plates if p.text is not None and p.text_score >= min_confidence),
+                    key=lambda p: p.text_score, reverse=True)  # fmt: skip
+    predictions = [prediction_of(plate) for plate in plates]
+    labels = ", ".join(p.label for p in predictions)
+    # As their module words it: an ellipsis after more than 3 plates.
+    message = f"Found {labels}{'...' if len(predictions) > 3 else ''}" if predictions else "No plates found"
+    return Answer(
+        message=message,
+        predictions=predictions,
+        count=len(predictions),
+        processMs=round((time.perf_counter() - started) * 1000),
+        inferenceMs=round(read.inference_ms),
+    )
+
+
+def prediction_of(plate: Plate) -> Prediction:
+    box = box_of(plate.box)
+    return Prediction(confidence=plate.text_score, label=f"Plate: {plate.text}", plate=plate.text, x_min=box.xmin,
+                      y_min=box.ymin, x_max=box.xmax, y_max=box.ymax)  # fmt: skip

@@ -1,0 +1,44 @@
+"""Reading a request's form, for every API of the gateway: multipart or urlencoded, bounded, in memory."""
+
+from __future__ import annotations
+
+from fastapi import Request
+from starlette.datastructures import FormData, UploadFile
+from starlette.formparsers import FormParser, MultiPartException, MultiPartParser
+
+from plates.gateway.errors import Refusal
+
+MAX_FIELDS = 64  # their clients send a handful; `regions` may repeat
+
+
+async def read_form(request: Request, limit: int, field: str = "upload") -> FormData:
+    """The request's form, of at most one file: `field` names the photo's field in the 415's message."""
+    media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media == "multipart/form-data":
+        parser = MultiPartParser(
+            request.headers, request.stream(), max_files=1, max_fields=MAX_FIELDS, max_part_size=limit
+        )
+        # In memory: the body is already bounded by `limit`, and a read-only container may have no /tmp to spool to.
+        parser.spool_max_size = limit
+    elif media == "application/x-www-form-urlencoded":
+        parser = FormParser(request.headers, request.stream(), max_fields=MAX_FIELDS, max_part_size=limit)
+    else:
+        raise Refusal(415, "not_a_form", f"send the photo as multipart/form-data, in the file field {field}")
+    try:
+        return await parser.parse()
+    except MultiPartException as error:
+        raise Refusal(400, "invalid_form", f"the form cannot be read: {error.message}") from error
+
+
+def text(form: FormData, name: str) -> str | None:
+    """A text field's value; None where it is missing or a file."""
+    value = form.get(name)
+    return value if isinstance(value, str) else None
+
+
+def first_file(form: FormData) -> tuple[str, UploadFile] | None:
+    """The form's file and its field's name, whatever that name is."""
+    for name, value in form.multi_items():
+        if isinstance(value, UploadFile):
+            return name, value
+    return None

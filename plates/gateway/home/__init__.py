@@ -1,0 +1,1 @@
+"""The service's page for people at `GET /` (page.html), served whole by api_router."""
