@@ -11,6 +11,7 @@ import numpy as np
 
 from plates.client import Plate
 from plates.recognition.regions import Region, region_of
+from plates.watch.watchlist import Match
 
 
 @dataclass(frozen=True)
@@ -23,9 +24,13 @@ class Reading:
     plate: Plate
 
 
+CANDIDATES = 5  # the texts an event keeps from its vote, for watchlist matching and for its readers
+
+
 @dataclass(frozen=True)
 class Event:
     source: str
+    camera_id: str
     track: int
     text: str | None  # None where no frame of the track gave a valid plate
     text_score: float  # mean probability of `text` over the readings that were read
@@ -37,10 +42,15 @@ class Event:
     best_frame: int  # the frame of the reading that gave `text` the highest probability
     box: list[float]  # the plate's box in that frame
     readings: int  # frames the plate was read in
+    # The likeliest texts of the vote, best first, each with its mean probability over the readings that were read
+    candidates: list[tuple[str, float]] = field(default_factory=list)
+    watched: Match | None = None  # the watched plate it matched (plates.watch.watchlist)
 
     def to_dict(self) -> dict:
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
         data["region"] = self.region.to_dict() if self.region else None
+        data["candidates"] = [{"text": text, "score": score} for text, score in self.candidates]
+        data["watched"] = self.watched.to_dict() if self.watched else None
         return data
 
     def to_row(self) -> dict:
@@ -48,8 +58,11 @@ class Event:
         data = self.to_dict()
         data["region_code"] = self.region.code if self.region else ""
         data["region_name"] = self.region.name if self.region else ""
-        del data["region"]
+        del data["region"], data["candidates"], data["watched"]
         data["box"] = " ".join(f"{v:g}" for v in self.box)
+        data["watched_plate"] = self.watched.plate if self.watched else ""
+        data["watched_label"] = self.watched.label if self.watched else ""
+        data["watched_distance"] = self.watched.distance if self.watched else ""
         return data
 
 
@@ -59,6 +72,15 @@ def beliefs(plate: Plate) -> list[tuple[str, float]]:
     if not plate.text:
         return []
     return plate.candidates or [(plate.text, plate.text_score)]
+
+
+def vote_totals(readings: list[Reading]) -> dict[str, float]:
+    """Each text's probability summed over the candidates of the readings that were read."""
+    totals: dict[str, float] = defaultdict(float)
+    for reading in readings:
+        for text, probability in beliefs(reading.plate):
+            totals[text] += probability
+    return totals
 
 
 def vote(readings: list[Reading]) -> tuple[str | None, float, Reading]:
@@ -71,10 +93,7 @@ def vote(readings: list[Reading]) -> tuple[str | None, float, Reading]:
     video).
     """
     read = [r for r in readings if r.plate.text]
-    totals: dict[str, float] = defaultdict(float)
-    for reading in read:
-        for text, probability in beliefs(reading.plate):
-            totals[text] += probability
+    totals = vote_totals(read)
     if not totals:
         return None, 0.0, max(readings, key=lambda r: r.plate.text_score)
     text = max(totals, key=totals.__getitem__)
@@ -107,11 +126,14 @@ class Track:
                     self.crops[text], self.crop_scores[text] = crop, probability
         self.readings.append(reading)
 
-    def event(self, source: str) -> Event:
+    def event(self, source: str, camera_id: str) -> Event:
         text, text_score, best = vote(self.readings)
         first, last = self.readings[0], self.readings[-1]
+        read = [r for r in self.readings if r.plate.text]
+        totals = sorted(vote_totals(read).items(), key=lambda item: -item[1])[:CANDIDATES]
         return Event(
             source=source,
+            camera_id=camera_id,
             track=self.id,
             text=text,
             text_score=round(text_score, 4),
@@ -123,6 +145,7 @@ class Track:
             best_frame=best.frame_index,
             box=best.plate.box,
             readings=len(self.readings),
+            candidates=[(candidate, round(total / len(read), 4)) for candidate, total in totals],
         )
 
     def best_crop(self) -> np.ndarray | None:

@@ -32,13 +32,18 @@ class Sink(Protocol):
 
 
 class JsonLinesSink:
+    """One line per event; one sink serves every camera of a site, so that their lines never interleave."""
+
     def __init__(self, stream: TextIO = sys.stdout) -> None:
         self.stream = stream
+        self._lock = threading.Lock()
 
     def emit(self, event: Event, crop: np.ndarray | None) -> None:
-        # Through tqdm, so that a progress bar on the terminal is redrawn below the line, not through it.
-        tqdm.write(json.dumps(event.to_dict(), ensure_ascii=False), file=self.stream)
-        self.stream.flush()
+        line = json.dumps(event.to_dict(), ensure_ascii=False)
+        with self._lock:
+            # Through tqdm, so that a progress bar on the terminal is redrawn below the line, not through it.
+            tqdm.write(line, file=self.stream)
+            self.stream.flush()
 
     def close(self) -> None:
         pass
@@ -46,8 +51,9 @@ class JsonLinesSink:
 
 class CsvSink:
     FIELDS = (
-        "source", "track", "text", "text_score", "region_code", "region_name", "first_seen", "last_seen",
-        "first_seen_at", "last_seen_at", "best_frame", "box", "readings",
+        "source", "camera_id", "track", "text", "text_score", "region_code", "region_name", "first_seen",
+        "last_seen", "first_seen_at", "last_seen_at", "best_frame", "box", "readings", "watched_plate",
+        "watched_label", "watched_distance",
     )  # fmt: skip
 
     def __init__(self, path: Path) -> None:

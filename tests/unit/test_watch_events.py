@@ -71,9 +71,10 @@ def test_track_event_has_the_voted_text_its_region_times_and_best_box():
     track.add(reading(3, "B840CK197", 0.2))
     track.add(reading(4, "B840CK197", 0.4, box=(12.0, 20.0, 52.0, 32.0)))
     track.add(reading(5, "B840OK197", 0.1))
-    event = track.event("cam")
+    event = track.event("rtsp://cam/stream", "gate")
     assert event.to_dict() == {
-        "source": "cam",
+        "source": "rtsp://cam/stream",
+        "camera_id": "gate",
         "track": 7,
         "text": "B840CK197",
         "text_score": 0.2,
@@ -85,6 +86,8 @@ def test_track_event_has_the_voted_text_its_region_times_and_best_box():
         "best_frame": 4,
         "box": [12.0, 20.0, 52.0, 32.0],
         "readings": 3,
+        "candidates": [{"text": "B840CK197", "score": 0.2}, {"text": "B840OK197", "score": 0.0333}],
+        "watched": None,
     }
     assert event.region == Region("197", "Moscow")
     row = event.to_row()
@@ -105,7 +108,7 @@ def test_track_keeps_the_crop_of_the_reading_that_gave_the_voted_text_the_most()
     track = Track(1)
     for value, r in enumerate(close_call_readings(), start=1):
         track.add(r, np.full((4, 4, 3), value, np.uint8))
-    event = track.event("cam")
+    event = track.event("cam", "gate")
     assert (event.text, event.best_frame, track.best_crop()[0, 0, 0]) == ("B840CK197", 0, 1)
 
 

@@ -12,7 +12,7 @@ from plates.watch.sinks import CropSink, CsvSink, JsonLinesSink, WebhookSink
 from plates.recognition.regions import Region
 
 EVENT = Event(
-    "cam", 3, "B840CK197", 0.4, Region("197", "Moscow"), 1.0, 3.5, "2025-01-01T00:00:01.000Z",
+    "rtsp://cam/stream", "gate", 3, "B840CK197", 0.4, Region("197", "Moscow"), 1.0, 3.5, "2025-01-01T00:00:01.000Z",
     "2025-01-01T00:00:03.500Z", 12, [96.2, 331.8, 131.4, 344.0], 6,
 )  # fmt: skip
 

@@ -1,0 +1,118 @@
+"""A site's cameras in one process: each camera's Watcher on its own thread, sharing the service, the site's sinks
+and a bound on the requests out at once.
+
+Each camera has its own source, tracker, requests and files, so one that stalls (a stream that stops sending, a
+camera that reconnects) holds up none of the others. Every source is opened before any camera starts, so a wrong
+path or URL stops the command at once instead of leaving a site half watched. A camera that fails later stops
+alone; the command then exits with its error once the others are done.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from plates.client import Plate
+from plates.watch.sinks import CropSink, CsvSink, Sink, WebhookSink
+from plates.watch.site import CameraSettings, SiteSettings
+from plates.watch.source import FolderSource, VideoSource, open_source
+from plates.watch.tracking import PlateTracker
+from plates.watch.watcher import Summary, Watcher, Watchlist
+
+log = logging.getLogger(__name__)
+
+Recognize = Callable[[np.ndarray], list[Plate]]
+
+
+@dataclass
+class CameraRun:
+    settings: CameraSettings
+    summary: Summary | None = None
+    error: BaseException | None = None
+
+
+def camera_sinks(camera: CameraSettings) -> list[Sink]:
+    """The camera's own outputs: its CSV file, crops folder and webhook."""
+    sinks: list[Sink] = []
+    try:
+        if camera.csv:
+            sinks.append(CsvSink(camera.csv))
+        if camera.save_crops:
+            sinks.append(CropSink(camera.save_crops))
+        if camera.webhook:
+            sinks.append(WebhookSink(camera.webhook))
+    except Exception:
+        for sink in sinks:
+            sink.close()
+        raise
+    return sinks
+
+
+class Site:
+    """`run()` watches every camera until its frames end or Ctrl-C (KeyboardInterrupt in the calling thread).
+
+    `recognize(live)` gives the function that reads a frame for a live or a file source (their retries differ);
+    `shared` are the sinks every camera writes to; `watchlist` marks the events whose plate is watched.
+    """
+
+    def __init__(
+        self,
+        settings: SiteSettings,
+        recognize: Callable[[bool], Recognize],
+        shared: list[Sink],
+        watchlist: Watchlist | None = None,
+        open_source: Callable[[str, float], FolderSource | VideoSource] = open_source,
+        progress: bool = False,
+    ) -> None:
+        self.settings, self.recognize, self.shared, self.watchlist = settings, recognize, shared, watchlist
+        self.open_source, self.progress = open_source, progress
+        self.stop = threading.Event()
+        self.slots = threading.BoundedSemaphore(settings.max_in_flight_total)
+
+    def run(self) -> list[CameraRun]:
+        sources: list[FolderSource | VideoSource] = []
+        outputs: list[list[Sink]] = []
+        try:
+            for camera in self.settings.cameras:
+                sources.append(self.open_source(camera.source, camera.fps))
+                outputs.append(camera_sinks(camera))
+            runs = [CameraRun(camera) for camera in self.settings.cameras]
+            threads = [
+                threading.Thread(target=self._watch, args=args, name=f"camera-{args[0].settings.camera_id}")
+                for args in zip(runs, sources, outputs)
+            ]
+            for thread in threads:
+                thread.start()
+            try:
+                for thread in threads:
+                    while thread.is_alive():
+                        thread.join(0.5)
+            except KeyboardInterrupt:
+                self.stop.set()
+                for thread in threads:
+                    thread.join()
+        finally:
+            for sinks in outputs:
+                for sink in sinks:
+                    sink.close()
+            for source in sources:
+                source.close()
+        return runs
+
+    def _watch(self, run: CameraRun, source: FolderSource | VideoSource, sinks: list[Sink]) -> None:
+        camera = run.settings
+        watcher = Watcher(
+            camera.source, self.recognize(source.live), PlateTracker(camera.tracker, camera.fps, camera.lost_after),
+            self.shared + sinks, camera.max_in_flight, camera.max_delay, keep_crops=camera.save_crops is not None,
+            camera_id=camera.camera_id, watchlist=self.watchlist, slots=self.slots, stop=self.stop,
+        )  # fmt: skip
+        try:
+            run.summary = watcher.run(source.frames(), source.live, source.total, self.progress)
+        except Exception as error:
+            run.error = error
+            run.summary = watcher.summary
+            log.warning("camera %s stopped: %s", camera.camera_id, error)

@@ -1,0 +1,167 @@
+"""What `plates watch` runs: a site's cameras and what they share, from a site file (`--config site.yaml`) or from the
+command line (one camera).
+
+Every setting is checked here, before any camera starts, and a bad one is an error that names the file, the camera
+and the option.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from plates.exceptions import InvalidInputError
+from plates.watch.tracking import TRACKERS
+from plates.watch.watchlist import WatchedPlate, parse_entry
+
+# Topic levels and Home Assistant's discovery ids allow these only.
+CAMERA_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+DEFAULT_CAMERA_ID = "camera"
+DEFAULT_DISCOVERY_PREFIX = "homeassistant"
+
+
+@dataclass(frozen=True)
+class CameraSettings:
+    camera_id: str
+    source: str
+    fps: float = 5.0
+    max_in_flight: int = 2  # requests of this camera out at once
+    lost_after: float = 1.0
+    max_delay: float | None = None
+    tracker: str = "bytetrack"
+    csv: Path | None = None
+    webhook: str | None = None
+    save_crops: Path | None = None
+
+    def check(self, where: str) -> None:
+        if not CAMERA_ID.fullmatch(self.camera_id):
+            raise InvalidInputError(
+                f"{where}: camera_id {self.camera_id!r} must be 1 to 64 letters, digits, '_' or '-' "
+                "(it is an MQTT topic level and part of Home Assistant's ids)"
+            )
+        if not self.fps > 0 or not self.lost_after > 0 or (self.max_delay is not None and not self.max_delay > 0):
+            raise InvalidInputError(
+                f"{where}: fps ({self.fps}), lost_after ({self.lost_after}) and max_delay ({self.max_delay}) "
+                "must be above 0"
+            )
+        if self.max_in_flight < 1:
+            raise InvalidInputError(f"{where}: max_in_flight must be at least 1, got {self.max_in_flight}")
+        if self.tracker not in TRACKERS:
+            raise InvalidInputError(f"{where}: tracker must be one of {', '.join(TRACKERS)}, got {self.tracker!r}")
+
+
+@dataclass(frozen=True)
+class SiteSettings:
+    cameras: list[CameraSettings]
+    max_in_flight_total: int  # requests out at once across every camera: what the service's queue sees
+    watchlist: list[WatchedPlate] = field(default_factory=list)
+    watchlist_file: Path | None = None
+    max_distance: float = 0.0
+    mqtt: str | None = None
+    discovery_prefix: str = DEFAULT_DISCOVERY_PREFIX
+
+    def check(self, where: str) -> None:
+        for index, camera in enumerate(self.cameras):
+            camera.check(f"{where}: camera {camera.camera_id or index + 1}")
+        ids = [camera.camera_id for camera in self.cameras]
+        if duplicates := sorted({i for i in ids if ids.count(i) > 1}):
+            raise InvalidInputError(f"{where}: camera_id {', '.join(duplicates)} is given to more than one camera")
+        if self.max_in_flight_total < 1:
+            raise InvalidInputError(f"{where}: max_in_flight_total must be at least 1, got {self.max_in_flight_total}")
+        if self.max_distance < 0:
+            raise InvalidInputError(f"{where}: max_distance must be 0 or more, got {self.max_distance}")
+        if self.watchlist and self.watchlist_file:
+            raise InvalidInputError(f"{where}: a watchlist in the site file and a watchlist file: give one")
+        if not re.fullmatch(r"[A-Za-z0-9_/-]+", self.discovery_prefix) or self.discovery_prefix.endswith("/"):
+            raise InvalidInputError(f"{where}: discovery_prefix {self.discovery_prefix!r} is no MQTT topic prefix")
+
+
+CAMERA_OPTIONS = tuple(f.name for f in fields(CameraSettings))
+SITE_OPTIONS = ("cameras", "max_in_flight_total", "watchlist", "watchlist_file", "max_distance", "mqtt",
+                "discovery_prefix")  # fmt: skip
+
+
+def _number(value: Any, where: str, kind: type) -> float | int:
+    # YAML's bools are ints to Python: `fps: yes` must not pass as 1.
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and isinstance(value, float)):
+        raise InvalidInputError(f"{where}: must be {'a whole number' if kind is int else 'a number'}, got {value!r}")
+    return kind(value)
+
+
+def _string(value: Any, where: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise InvalidInputError(f"{where}: must be a string, got {value!r}")
+    return str(value)
+
+
+def _camera(raw: Any, where: str, base: Path) -> CameraSettings:
+    if not isinstance(raw, dict):
+        raise InvalidInputError(f"{where}: must be a mapping of options (camera_id, source, fps, ...)")
+    if unknown := sorted(set(map(str, raw)) - set(CAMERA_OPTIONS)):
+        raise InvalidInputError(f"{where}: unknown option {', '.join(unknown)} (known: {', '.join(CAMERA_OPTIONS)})")
+    for required in ("camera_id", "source"):
+        if raw.get(required) in (None, ""):
+            raise InvalidInputError(f"{where}: {required} is missing")
+    options: dict[str, Any] = {}
+    for name, value in raw.items():
+        at = f"{where}: {name}"
+        if name in ("fps", "lost_after") or (name == "max_delay" and value is not None):
+            options[name] = _number(value, at, float)
+        elif name == "max_in_flight":
+            options[name] = _number(value, at, int)
+        elif name in ("csv", "save_crops"):
+            options[name] = base / _string(value, at)
+        else:
+            options[name] = value if value is None else _string(value, at)
+    return CameraSettings(**options)
+
+
+def _watchlist(raw: Any, where: str) -> list[WatchedPlate]:
+    if not isinstance(raw, list):
+        raise InvalidInputError(f"{where}: must be a list of `PLATE label` strings or {{plate, label}} mappings")
+    entries = []
+    for index, item in enumerate(raw, start=1):
+        at = f"{where}, item {index}"
+        if isinstance(item, dict) and set(item) <= {"plate", "label"} and "plate" in item:
+            entries.append(parse_entry(_string(item["plate"], at), _string(item.get("label", ""), at), at))
+        elif isinstance(item, str) and item.strip():
+            plate, _, label = item.strip().partition(" ")
+            entries.append(parse_entry(plate, label, at))
+        else:
+            raise InvalidInputError(f"{at}: must be `PLATE label` or {{plate: PLATE, label: LABEL}}, got {item!r}")
+    return entries
+
+
+def load_site(path: Path) -> SiteSettings:
+    """The site file at `path` (YAML), checked; its relative paths are relative to the file."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise InvalidInputError(f"--config {path}: cannot read it: {error.strerror}") from error
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        raise InvalidInputError(f"--config {path}: not valid YAML: {error}") from error
+    where = str(path)
+    if not isinstance(raw, dict):
+        raise InvalidInputError(f"{where}: must be a mapping with a `cameras` list")
+    if unknown := sorted(set(map(str, raw)) - set(SITE_OPTIONS)):
+        raise InvalidInputError(f"{where}: unknown option {', '.join(unknown)} (known: {', '.join(SITE_OPTIONS)})")
+    cameras = raw.get("cameras")
+    if not isinstance(cameras, list) or not cameras:
+        raise InvalidInputError(f"{where}: cameras must be a list of one camera or more")
+    base = path.parent
+    camera_settings = [_camera(c, f"{where}: cameras, item {i}", base) for i, c in enumerate(cameras, start=1)]
+    site = SiteSettings(
+        cameras=camera_settings,
+        max_in_flight_total=_number(raw.get("max_in_flight_total", 4), f"{where}: max_in_flight_total", int),
+        watchlist=_watchlist(raw.get("watchlist") or [], f"{where}: watchlist"),
+        watchlist_file=base / _string(raw["watchlist_file"], where) if raw.get("watchlist_file") else None,
+        max_distance=_number(raw.get("max_distance", 0), f"{where}: max_distance", float),
+        mqtt=_string(raw["mqtt"], f"{where}: mqtt") if raw.get("mqtt") else None,
+        discovery_prefix=_string(raw.get("discovery_prefix", DEFAULT_DISCOVERY_PREFIX), f"{where}: discovery_prefix"),
+    )
+    site.check(where)
+    return site

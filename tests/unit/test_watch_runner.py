@@ -1,0 +1,139 @@
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from plates.client import Plate
+from plates.exceptions import InvalidInputError
+from plates.watch.runner import Site
+from plates.watch.site import CameraSettings, SiteSettings
+from plates.watch.source import Frame
+from plates.watch.watchlist import WatchedPlate, Watchlist
+
+
+class Collect:
+    def __init__(self) -> None:
+        self.events, self.lock = [], threading.Lock()
+
+    def emit(self, event, crop) -> None:
+        with self.lock:
+            self.events.append(event)
+
+    def close(self) -> None:
+        pass
+
+
+class FakeSource:
+    """`count` frames of pixel `value`; `stall` makes it hang after its first frame until set."""
+
+    def __init__(self, count: int, live: bool = False, stall: threading.Event | None = None, value: int = 0) -> None:
+        self.count, self.live, self.stall, self.total, self.closed = count, live, stall, count, False
+        self.image = np.full((120, 200, 3), value, np.uint8)
+
+    def frames(self):
+        for i in range(self.count):
+            if i == 1 and self.stall is not None:
+                self.stall.wait(30)
+            yield Frame(i, i / 5, time.time(), self.image)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def plate_at(image) -> list[Plate]:
+    return [Plate("B840CK197", [30.0, 50.0, 68.0, 62.0], 0.6, 0.3, [("B840CK197", 0.3), ("B84OCK197", 0.1)])]
+
+
+def site(*cameras: CameraSettings, total: int = 4) -> SiteSettings:
+    return SiteSettings(list(cameras), max_in_flight_total=total)
+
+
+def test_every_camera_runs_and_every_event_carries_its_camera_id():
+    sources = {"a.mp4": FakeSource(10), "b.mp4": FakeSource(10)}
+    sink = Collect()
+    runs = Site(
+        site(CameraSettings("gate", "a.mp4"), CameraSettings("yard", "b.mp4")),
+        lambda live: plate_at, [sink], open_source=lambda spec, fps: sources[spec],
+    ).run()  # fmt: skip
+    assert sorted(e.camera_id for e in sink.events) == ["gate", "yard"]
+    assert [run.summary.frames for run in runs] == [10, 10] and all(s.closed for s in sources.values())
+
+
+def test_a_stalled_camera_holds_up_none_of_the_others():
+    stall = threading.Event()
+    sources = {"stuck": FakeSource(3, live=True, stall=stall), "ok.mp4": FakeSource(10)}
+    sink = Collect()
+    runner = Site(
+        site(CameraSettings("stuck", "stuck"), CameraSettings("ok", "ok.mp4")),
+        lambda live: plate_at, [sink], open_source=lambda spec, fps: sources[spec],
+    )  # fmt: skip
+    thread = threading.Thread(target=runner.run)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not any(e.camera_id == "ok" for e in sink.events) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [e.camera_id for e in sink.events] == ["ok"]
+    finally:
+        stall.set()
+        thread.join(30)
+
+
+def test_requests_in_flight_stay_within_the_sites_total_across_cameras():
+    out, most, lock = [0], [0], threading.Lock()
+
+    def slow(image):
+        with lock:
+            out[0] += 1
+            most[0] = max(most[0], out[0])
+        time.sleep(0.02)
+        with lock:
+            out[0] -= 1
+        return []
+
+    cameras = [CameraSettings(f"c{i}", f"{i}.mp4", max_in_flight=2) for i in range(4)]
+    Site(site(*cameras, total=3), lambda live: slow, [], open_source=lambda spec, fps: FakeSource(15)).run()
+    assert most[0] == 3  # 4 cameras of 2 would put 8 out at once
+
+
+def test_watched_plates_are_marked_by_the_sites_watchlist():
+    sink = Collect()
+    watchlist = Watchlist([WatchedPlate("B84OCK197", "boss")], max_distance=0)
+    Site(site(CameraSettings("gate", "a.mp4")), lambda live: plate_at, [sink], watchlist,
+         open_source=lambda spec, fps: FakeSource(10)).run()  # fmt: skip
+    # The exact match is the event's second candidate, not its text.
+    assert [(e.text, e.watched.to_dict()) for e in sink.events] == [
+        ("B840CK197", {"plate": "B84OCK197", "label": "boss", "distance": 0.0})
+    ]
+
+
+def test_a_camera_that_fails_stops_alone_and_its_error_is_kept():
+    def recognize(image):
+        if image[0, 0, 0] == 1:
+            raise RuntimeError("server gone")
+        return plate_at(image)
+
+    sources = {"bad.mp4": FakeSource(10, value=1), "good.mp4": FakeSource(10)}
+    sink = Collect()
+    runs = Site(
+        site(CameraSettings("bad", "bad.mp4"), CameraSettings("good", "good.mp4")),
+        lambda live: recognize, [sink], open_source=lambda spec, fps: sources[spec],
+    ).run()  # fmt: skip
+    assert [str(run.error) if run.error else None for run in runs] == ["server gone", None]
+    assert [e.camera_id for e in sink.events] == ["good"]
+
+
+def test_a_source_that_cannot_be_opened_stops_the_site_before_any_camera_starts():
+    opened = []
+
+    def open_source(spec, fps):
+        if spec == "missing.mp4":
+            raise InvalidInputError("missing.mp4: no such file or folder")
+        opened.append(FakeSource(10))
+        return opened[-1]
+
+    with pytest.raises(InvalidInputError, match="missing.mp4"):
+        Site(site(CameraSettings("a", "a.mp4"), CameraSettings("b", "missing.mp4")), lambda live: plate_at, [],
+             open_source=open_source).run()  # fmt: skip
+    assert opened[0].closed
