@@ -1,0 +1,120 @@
+"""The recognizer's training and validation sets as arrays: 94x24 BGR uint8 crops (what the served pipeline
+normalizes) with their texts. Synthetic crops are drawn per index from a seeded generator, so a set is the same
+whichever process draws which part of it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+import torch
+
+from plates.recognition.alphabet import ALPHABET
+from plates.recognition.crops import cut_crops
+from plates.training.augment import real_crop, synthetic_crop, to_crop
+from plates.training.real_plates import RealPlate, training_photos
+from plates.training.synthetic import random_format, random_text, render_plate
+
+_INDEX = {char: index for index, char in enumerate(ALPHABET)}
+BACKGROUND_SIDE = 960  # background photos are kept at most this large: enough texture, little memory
+
+
+@dataclass
+class CropSet:
+    images: np.ndarray  # [N, 24, 94, 3] uint8 BGR
+    texts: list[str]
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    @classmethod
+    def join(cls, *sets: "CropSet") -> "CropSet":
+        return cls(np.concatenate([s.images for s in sets]), [t for s in sets for t in s.texts])
+
+    def save(self, path: Path) -> None:
+        np.savez(path, images=self.images, texts=np.array(self.texts))
+
+    @classmethod
+    def load(cls, path: Path) -> "CropSet":
+        with np.load(path) as data:
+            return cls(data["images"], [str(t) for t in data["texts"]])
+
+
+def to_tensor(images: np.ndarray) -> torch.Tensor:
+    """[N, 24, 94, 3] BGR uint8 to the recognizer's input, as plates.recognition.crops.normalize makes it."""
+    rgb = images[..., ::-1].astype(np.float32)
+    return torch.from_numpy(np.ascontiguousarray(((rgb - 127.5) * 0.0078125).transpose(0, 3, 1, 2)))
+
+
+def encode(texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    """CTC targets: the texts' class indices concatenated, and their lengths."""
+    targets = [_INDEX[c] for text in texts for c in text]
+    return torch.tensor(targets, dtype=torch.long), torch.tensor([len(t) for t in texts], dtype=torch.long)
+
+
+def background_photos(detect_dir: Path, e2e_manifest: Path, limit: int = 80) -> list[np.ndarray]:
+    """Scenery for synthetic plates: the training photos (never a held-out one), shrunk, plates left in: a plate
+    behind a plate is what a loose box shows."""
+    photos = []
+    for photo, _ in training_photos(detect_dir, e2e_manifest):
+        image = cv2.imread(str(photo))
+        scale = min(1.0, BACKGROUND_SIDE / max(image.shape[:2]))
+        photos.append(cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA))
+        if len(photos) == limit:
+            break
+    return photos
+
+
+_BACKGROUNDS: list[np.ndarray] = []  # each worker's copy (set before forking, or by _init_worker)
+
+
+def _init_worker(backgrounds: list[np.ndarray]) -> None:
+    _BACKGROUNDS[:] = backgrounds
+
+
+def synthetic_sample(seed: int, index: int) -> tuple[np.ndarray, str]:
+    rng = np.random.default_rng([seed, index])
+    style = random_format(rng)
+    text = random_text(style, rng)
+    return synthetic_crop(render_plate(text, style, rng), rng, _BACKGROUNDS), text
+
+
+def _synthetic_chunk(args: tuple[int, int, int]) -> list[tuple[np.ndarray, str]]:
+    seed, start, stop = args
+    return [synthetic_sample(seed, index) for index in range(start, stop)]
+
+
+def synthetic_set(count: int, seed: int, backgrounds: list[np.ndarray], processes: int = 2) -> CropSet:
+    """`count` synthetic crops, sample i drawn from generator (seed, i)."""
+    _init_worker(backgrounds)
+    chunks = [(seed, start, min(start + 500, count)) for start in range(0, count, 500)]
+    if processes > 1:
+        with multiprocessing.get_context("fork").Pool(processes) as pool:
+            parts = pool.map(_synthetic_chunk, chunks)
+    else:
+        parts = [_synthetic_chunk(chunk) for chunk in chunks]
+    samples = [sample for part in parts for sample in part]
+    return CropSet(np.stack([image for image, _ in samples]), [text for _, text in samples])
+
+
+def real_set(plates: list[RealPlate], per_plate: int, seed: int, augment: bool = True) -> CropSet:
+    """Each plate cut `per_plate` times with random boxes, variants and looks (or once, as served, unaugmented)."""
+    images, texts = [], []
+    by_photo: dict[str, list[RealPlate]] = {}
+    for plate in plates:
+        by_photo.setdefault(plate.image, []).append(plate)
+    for number, (photo, its_plates) in enumerate(sorted(by_photo.items())):
+        image = cv2.imread(photo)
+        rng = np.random.default_rng([seed, number])
+        for plate in its_plates:
+            box = np.array(plate.box, np.float32)
+            if augment:
+                images += [real_crop(image, box, rng) for _ in range(per_plate)]
+            else:
+                images.append(to_crop(cut_crops(image, box[None])[0]))
+            texts += [plate.text] * (per_plate if augment else 1)
+    return CropSet(np.stack(images), texts)

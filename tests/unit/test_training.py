@@ -1,0 +1,136 @@
+"""The recognizer's training code: synthetic plates, augmentation, the data it may use, and a tiny training run that
+stops and resumes. No real training is run."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+import torch
+
+from plates.nets import LPRNet, SpatialTransformer
+from plates.recognition.alphabet import LETTERS
+from plates.recognition.crops import CROP_HEIGHT, CROP_WIDTH, normalize
+from plates.recognition.formats import plate_format
+from plates.training import synthetic
+from plates.training.augment import real_crop, synthetic_crop
+from plates.training.dataset import CropSet, encode, synthetic_set, to_tensor
+from plates.training.real_plates import held_out_photos, training_photos
+from plates.training.trainer import TrainSettings, train
+
+needs_font = pytest.mark.skipif(not synthetic.FONT_PATH.is_file(), reason="needs ../shared/fonts")
+
+
+@pytest.mark.parametrize("style", sorted(synthetic.STYLES))
+def test_random_text_is_a_plate_of_its_format(style):
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        text = synthetic.random_text(style, rng)
+        # The first format that fits wins in plates.recognition.formats: trailer AB1231 77 reads as taxi AB123 177.
+        allowed = {"trailer": {"trailer", "taxi"}}.get(style, {style})
+        assert plate_format(text) in allowed, text
+
+
+def test_letters_are_drawn_evenly():
+    rng = np.random.default_rng(0)
+    letters = Counter(c for _ in range(3000) for c in synthetic.random_text("private", rng)[:6] if c in LETTERS)
+    assert set(letters) == set(LETTERS)
+    assert max(letters.values()) / min(letters.values()) < 1.25
+
+
+@needs_font
+@pytest.mark.parametrize("style", sorted(synthetic.STYLES))
+def test_render_plate_draws_ink_in_the_plate_colours(style):
+    plate = synthetic.render_plate(synthetic.random_text(style, np.random.default_rng(1)), style,
+                                   np.random.default_rng(2))
+    assert plate.shape == (224, 1040, 3) and plate.dtype == np.uint8
+    grey = cv2.cvtColor(plate, cv2.COLOR_BGR2GRAY)
+    assert grey.std() > 30  # characters on a plain background, not a blank plate
+
+
+@needs_font
+def test_synthetic_crops_are_the_recognizer_size_and_seeded():
+    backgrounds = [np.full((200, 300, 3), 90, np.uint8)]
+    first = synthetic_set(6, seed=3, backgrounds=backgrounds, processes=1)
+    again = synthetic_set(6, seed=3, backgrounds=backgrounds, processes=1)
+    assert first.images.shape == (6, CROP_HEIGHT, CROP_WIDTH, 3)
+    assert first.texts == again.texts and np.array_equal(first.images, again.images)
+    assert synthetic_set(6, seed=4, backgrounds=backgrounds, processes=1).texts != first.texts
+
+
+@needs_font
+def test_synthetic_crop_holds_the_plate_between_its_pads():
+    rng = np.random.default_rng(5)
+    plate = np.zeros((224, 1040, 3), np.uint8)  # a black plate on white backgrounds: where is it cut?
+    crops = [synthetic_crop(plate, rng, [np.full((100, 100, 3), 255, np.uint8)]) for _ in range(30)]
+    dark = np.mean([(cv2.cvtColor(c, cv2.COLOR_BGR2GRAY) < 128).mean() for c in crops])
+    assert 0.3 < dark < 0.95  # mostly plate, with some of its surroundings: as a detector's box is cut
+
+
+def test_real_crop_cuts_the_box_region():
+    photo = np.full((1080, 1920, 3), 255, np.uint8)
+    photo[500:540, 800:960] = 0
+    crop = real_crop(photo, np.array([800, 500, 960, 540], np.float32), np.random.default_rng(0))
+    assert crop.shape == (CROP_HEIGHT, CROP_WIDTH, 3)
+    assert (cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)[8:16, 30:60] < 128).mean() > 0.5
+
+
+def test_to_tensor_normalizes_as_the_served_pipeline():
+    images = np.random.default_rng(0).integers(0, 256, (3, CROP_HEIGHT, CROP_WIDTH, 3), dtype=np.uint8)
+    expected = np.stack([normalize(image) for image in images])
+    assert np.array_equal(to_tensor(images).numpy(), expected)
+
+
+def test_encode_concatenates_class_indices():
+    targets, lengths = encode(["A1", "0"])
+    assert targets.tolist() == [10, 1, 0] and lengths.tolist() == [2, 1]
+
+
+def _detect_folder(root: Path) -> tuple[Path, Path]:
+    for split, names in (("train", ["a", "b", "c"]), ("val", ["v"])):
+        (root / "images" / split).mkdir(parents=True)
+        (root / "labels" / split).mkdir(parents=True)
+        for name in names:
+            cv2.imwrite(str(root / "images" / split / f"{name}.jpg"), np.zeros((40, 80, 3), np.uint8))
+            (root / "labels" / split / f"{name}.txt").write_text("0 0.5 0.5 0.5 0.25\n")
+    manifest = root / "e2e.json"
+    manifest.write_text(json.dumps([{"image": "detect/images/train/b.jpg", "plates": [], "text": "A123BC77"}]))
+    return root, manifest
+
+
+def test_training_photos_leave_out_e2e_and_val_photos(tmp_path):
+    detect, manifest = _detect_folder(tmp_path)
+    assert held_out_photos(detect, manifest) == {"b.jpg", "v.jpg"}
+    photos = list(training_photos(detect, manifest))
+    assert [p.name for p, _ in photos] == ["a.jpg", "c.jpg"]
+    assert photos[0][1] == [(20.0, 15.0, 60.0, 25.0)]
+
+
+@pytest.mark.skipif(not Path("../shared/data/e2e.json").is_file(), reason="needs ../shared/data")
+def test_no_photo_of_e2e_or_val_is_a_training_photo():
+    detect, manifest = Path("../shared/data/detect"), Path("../shared/data/e2e.json")
+    held_out = held_out_photos(detect, manifest)
+    assert len(held_out) == 93 + 65  # the val split, and e2e.json's photos from the train split
+    assert not {photo.name for photo, _ in training_photos(detect, manifest)} & held_out
+
+
+def test_training_writes_checkpoints_and_resumes(tmp_path):
+    rng = np.random.default_rng(0)
+    data = CropSet(rng.integers(0, 256, (8, CROP_HEIGHT, CROP_WIDTH, 3), dtype=np.uint8), ["A123BC77"] * 8)
+    settings = TrainSettings(epochs=1, batch_size=4, synthetic_per_epoch=4, warmup_steps=1)
+    lines: list[str] = []
+    history = train(SpatialTransformer(), LPRNet(), data, data, {"val": data}, tmp_path, settings, lines.append)
+    assert [h["epoch"] for h in history] == [1] and (tmp_path / "best.pt").is_file()
+    first = torch.load(tmp_path / "last.pt", weights_only=False)["lprnet"]
+
+    more = TrainSettings(epochs=2, batch_size=4, synthetic_per_epoch=4, warmup_steps=1)
+    lprnet = LPRNet()
+    history = train(SpatialTransformer(), lprnet, data, data, {"val": data}, tmp_path, more, lines.append)
+    assert [h["epoch"] for h in history] == [1, 2]
+    assert any(line.startswith("resumed from") for line in lines)
+    assert any(line.startswith("epoch 2: loss") and "val: " in line for line in lines)
+    assert not torch.equal(first["container.weight"], lprnet.state_dict()["container.weight"])
