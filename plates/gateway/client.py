@@ -1,4 +1,5 @@
-"""Reading a photo's plates through the gateway as Plate Recognizer's clients do: one multipart POST per photo.
+"""Reading a photo's plates through the gateway as its clients do: one multipart POST per photo, to Plate
+Recognizer's Snapshot API (the default) or to CodeProject.AI's licence plate reader.
 
 Its errors are the package's: a refusal (429) is OverloadedError, so that the benchmark counts it as the direct
 path's 503s are counted; a gateway or Triton that does not answer is ServerUnavailableError.
@@ -12,6 +13,7 @@ from plates.exceptions import InvalidInputError, OverloadedError, PlatesError, S
 from plates.readiness import normalize_url
 
 PATH = "/v1/plate-reader/"
+PATHS = {"snapshot": PATH, "codeproject": "/v1/vision/alpr"}  # each API's route; both take the photo as `upload`
 
 
 class GatewayClient:
@@ -20,8 +22,9 @@ class GatewayClient:
     One kept-alive connection: make one client per thread.
     """
 
-    def __init__(self, url: str = "localhost:8080", token: str | None = None, timeout: float = 60.0) -> None:
-        self.url = normalize_url(url) + PATH
+    def __init__(self, url: str = "localhost:8080", token: str | None = None, timeout: float = 60.0,
+                 api: str = "snapshot") -> None:  # fmt: skip
+        self.url = normalize_url(url) + PATHS[api]
         self.timeout = timeout
         self._session = requests.Session()
         if token:
@@ -63,4 +66,6 @@ def error_message(response: requests.Response) -> str:
     error = body.get("error") if isinstance(body, dict) else None
     if isinstance(error, dict) and "message" in error:
         return str(error["message"])
+    if isinstance(error, str):  # CodeProject.AI's shape
+        return error
     return str(body.get("detail", body)) if isinstance(body, dict) else str(body)

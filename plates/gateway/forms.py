@@ -1,14 +1,17 @@
-"""Reading a request's form, for every API of the gateway: multipart or urlencoded, bounded, in memory."""
+"""Reading a request's form, for every API of the gateway: multipart or urlencoded, bounded, in memory; and the form's
+description in the OpenAPI schema."""
 
 from __future__ import annotations
 
 from fastapi import Request
+from pydantic import BaseModel
 from starlette.datastructures import FormData, UploadFile
 from starlette.formparsers import FormParser, MultiPartException, MultiPartParser
 
 from plates.gateway.errors import Refusal
 
 MAX_FIELDS = 64  # their clients send a handful; `regions` may repeat
+PHOTO_TYPES = "image/jpeg, image/png"  # what a photo's part may be, in the OpenAPI schema's encoding
 
 
 async def read_form(request: Request, limit: int, field: str = "upload") -> FormData:
@@ -42,3 +45,24 @@ def first_file(form: FormData) -> tuple[str, UploadFile] | None:
         if isinstance(value, UploadFile):
             return name, value
     return None
+
+
+def form_schema(model: type[BaseModel]) -> dict:
+    """A form model's JSON schema as OpenAPI 3.0 takes it inline in a request body: its definitions in place of
+    their references, and a `const` as a one-value `enum` (3.0 has no const)."""
+    schema = model.model_json_schema()
+    definitions = schema.pop("$defs", {})
+
+    def inline(node):
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            node = {**definitions[node["$ref"].rsplit("/", 1)[1]], **{k: v for k, v in node.items() if k != "$ref"}}
+        node = {name: inline(value) for name, value in node.items()}
+        if "const" in node:
+            node["enum"] = [node.pop("const")]
+        return node
+
+    return inline(schema)

@@ -12,7 +12,7 @@ from starlette.datastructures import FormData
 from plates.gateway.codeproject.protocol import PATHS, Answer, ErrorAnswer, Form, UpdateAvailable, Version
 from plates.gateway.codeproject.serving import read_alpr
 from plates.gateway.errors import Refusal
-from plates.gateway.forms import first_file, read_form, text
+from plates.gateway.forms import PHOTO_TYPES, first_file, form_schema, read_form, text
 
 router = APIRouter(tags=["CodeProject.AI's licence plate reader"])
 
@@ -32,7 +32,8 @@ ERRORS = {
     }.items()
 }
 FORM_BODY = {
-    "requestBody": {"required": True, "content": {"multipart/form-data": {"schema": Form.model_json_schema()}}}
+    "requestBody": {"required": True, "content": {"multipart/form-data": {
+        "schema": form_schema(Form), "encoding": {"upload": {"contentType": PHOTO_TYPES}}}}}
 }
 # The server's status routes, at their legacy prefix and the one of their server 2.4 on.
 STATUS_PREFIXES = ("/v1/status", "/v1/server/status")

@@ -56,9 +56,12 @@ class ErrorAnswer(BaseModel):
 class Form(BaseModel):
     """The multipart form of a request (documentation only: the endpoint parses the form itself)."""
 
+    # Other fields mean nothing here: text fields are ignored, a second file is refused (one photo a request).
+    model_config = {"extra": "forbid"}
+
     upload: bytes = Field(description="The photo file, JPEG or PNG. The form's first file is read, whatever its "
                           "field's name (`upload` in their module's description, `image` in their Python client).")
-    min_confidence: float | None = Field(default=None, ge=0, le=1, description="Plates read below it are left out.")
+    min_confidence: float = Field(default=None, ge=0, le=1, description="Plates read below it are left out.")
 
 
 class VersionInfo(BaseModel):

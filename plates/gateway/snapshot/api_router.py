@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request, Response
 from starlette.datastructures import FormData, UploadFile
 
 from plates.gateway.errors import Refusal
-from plates.gateway.forms import read_form, text
+from plates.gateway.forms import PHOTO_TYPES, form_schema, read_form, text
 from plates.gateway.snapshot.options import options_of
 from plates.gateway.snapshot.protocol import PATH, ErrorBody, Form, Reading
 from plates.gateway.snapshot.serving import FIELD, read_snapshot
@@ -34,12 +34,17 @@ ERRORS = {
         504: "The recognizer took longer than the gateway waits",
     }.items()
 }
+FORM_SCHEMA = form_schema(Form)
 FORM_BODY = {
     "requestBody": {
         "required": True,
         "content": {
-            "multipart/form-data": {"schema": Form.model_json_schema()},
-            "application/x-www-form-urlencoded": {"schema": Form.model_json_schema()},
+            "multipart/form-data": {"schema": FORM_SCHEMA, "encoding": {
+                "upload": {"contentType": PHOTO_TYPES}, "config": {"contentType": "application/json"}}},
+            # As Genetec's connector sends it: the photo in base64.
+            "application/x-www-form-urlencoded": {"schema": FORM_SCHEMA | {"properties": FORM_SCHEMA["properties"] | {
+                "upload": {"type": "string", "format": "byte", "description": "The photo file in base64."}}},
+                "encoding": {"config": {"contentType": "application/json"}}},
         },
     }
 }

@@ -8,6 +8,7 @@ and `unread`, the plates found but not read, which their `results` never hold.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from typing import Literal
 
@@ -102,19 +103,37 @@ class ErrorBody(BaseModel):
     status_code: int = Field(description="The HTTP status again, where Plate Recognizer's errors put it.")
 
 
+class EngineConfig(BaseModel):
+    """The engine options of Plate Recognizer's `config` that this service serves; other keys are ignored, and
+    detection_mode "vehicle" is refused with 400."""
+
+    model_config = {"extra": "allow"}
+
+    threshold_d: float = Field(default=0.0, ge=0, le=1, description="Plates detected below it are left out.")
+    threshold_o: float = Field(default=0.0, ge=0, le=1, description="Plates read below it are answered in `unread`.")
+    region: Literal["strict"] = Field(default=None, description="A plate whose region code is in no region's list "
+                                      "is answered in `unread` (every reading is a valid Russian format already).")
+    detection_rule: Literal["strict"] = Field(default=None, description="Accepted: no vehicle is looked for, so "
+                                              "no plate is left out for being outside one.")
+    mode: Literal["fast"] = Field(default=None, description="Accepted: the reader already looks again only where its "
+                                  "first looks disagree.")
+    detection_mode: Literal["plate"] = Field(default=None, description='"plate" only: "vehicle" is refused.')
+
+
 class Form(BaseModel):
-    """The multipart form of a request (documentation only: the endpoint parses the form itself)."""
+    """The multipart form of a request (documentation only: the endpoint parses the form itself). A text field left
+    out is absent, never null."""
+
+    # Other fields mean nothing here: text fields are ignored, a second file is refused (one photo a request).
+    model_config = {"extra": "forbid"}
 
     upload: bytes = Field(description="The photo file, JPEG or PNG; or its bytes in base64, as a text field.")
     regions: list[str] = Field(default=[], description="Accepted and ignored: this service reads Russian plates.")
-    camera_id: str | None = Field(default=None, description="Sent back as given.")
-    timestamp: str | None = Field(default=None, description="ISO 8601, UTC where it has no offset; sent back.")
-    config: str | None = Field(
-        default=None,
-        description='A JSON object: threshold_d and threshold_o (0 to 1), region "strict", detection_rule "strict" '
-        'and mode "fast" are served; detection_mode "vehicle" is refused with 400; other keys are ignored.',
-    )
-    mmc: Literal["false", "False", "0"] | None = Field(
+    camera_id: str = Field(default=None, description="Sent back as given.")
+    timestamp: datetime = Field(default=None, description="RFC 3339 (ISO 8601), UTC where it has no offset; sent "
+                                "back in their format.")
+    config: EngineConfig = Field(default=None, description="A JSON object, as a text field.")
+    mmc: Literal["false", "False", "0"] = Field(
         default=None, description="false, or left out: true (make, model and colour) is refused with 400."
     )
 
@@ -149,6 +168,15 @@ def unread_of(plate: Plate) -> Unread:
     return Unread(box=box_of(plate.box), dscore=plate.score, candidates=candidates_of(plate))
 
 
+def iso_for_python(given: str) -> str:
+    """An RFC 3339 time as Python 3.10's fromisoformat reads it: no Z (UTC), at most 6 digits of a second's
+    fraction, a T between date and time whatever its case."""
+    text = given.strip()
+    text = re.sub(r"[zZ]$", "+00:00", text)
+    text = re.sub(r"^(\d{4}-\d{2}-\d{2})[tT ]", r"\1T", text)
+    return re.sub(r"(\.\d{6})\d+", r"\1", text)
+
+
 def timestamp_of(given: str | None, now: datetime | None = None) -> str:
     """`given` (ISO 8601, UTC where it names no offset) or `now`, written as their API writes times:
     2020-10-12T16:17:27.574008Z."""
@@ -156,8 +184,7 @@ def timestamp_of(given: str | None, now: datetime | None = None) -> str:
         moment = now or datetime.now(timezone.utc)
     else:
         try:
-            # Python 3.10's fromisoformat does not take the Z their examples end with.
-            moment = datetime.fromisoformat(given.strip().removesuffix("Z").removesuffix("z"))
+            moment = datetime.fromisoformat(iso_for_python(given))
         except ValueError as error:
             message = f"timestamp {given[:40]!r} is not ISO 8601, such as 2019-08-19T13:11:25"
             raise InvalidInputError(message) from error
