@@ -296,13 +296,15 @@ def merge(runs: list[Outcomes]) -> Outcomes:
     return merged
 
 
-def format_gateway(name: str, concurrency: int, direct: Outcomes, gateway: Outcomes) -> str:
-    """One photo through Triton direct and through the gateway: p50s, throughputs and what the gateway costs."""
+def format_gateway(name: str, concurrency: int, direct: Outcomes, gateway: Outcomes, api: str = "snapshot") -> str:
+    """One photo through Triton direct and through one of the gateway's APIs: p50s, throughputs and what the gateway
+    costs."""
     if not direct.accepted or not gateway.accepted:
-        return f"{name}: concurrency {concurrency}: gateway or direct had no accepted request"
+        return f"{name}: concurrency {concurrency}: gateway ({api}) or direct had no accepted request"
     a, b = summarize(direct.accepted, direct.seconds), summarize(gateway.accepted, gateway.seconds)
     return (
-        f"{name}: concurrency {concurrency}, {a.requests} direct and {b.requests} through the gateway, in turns: "
+        f"{name}: concurrency {concurrency}, {a.requests} direct and {b.requests} through the gateway's {api} API, in "
+        "turns: "
         f"p50 {a.p50_ms:.1f} / {b.p50_ms:.1f} ms (gateway adds {b.p50_ms - a.p50_ms:+.1f} ms), "
         f"{a.throughput:.2f} / {b.throughput:.2f} req/s (gateway {(b.throughput / a.throughput - 1) * 100:+.1f} %); "
         f"refused {len(direct.refused)} / {len(gateway.refused)}"

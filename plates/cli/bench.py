@@ -11,16 +11,18 @@ server runs on this machine, its processes' memory at the start and end (a soak:
 runs each photo's file through the same pipeline in this process (the local model repository's models, configs and
 code), alternating with served requests, and prints both p50s side by side, with where the time goes by stage;
 and, in the same turns, the photo's pixels served through the pipeline and through the detector model alone.
-`--gateway URL` also sends each photo's file through `plates gateway` at URL, in turns with Triton direct at each
-level (direct, gateway, direct, gateway: both meet the same machine load), and prints both paths side by side: what
-the gateway adds to the p50 and what it costs in throughput. `--cold` times the first photo's file once before
-anything else is sent and prints it beside that photo's steady p50: run it on a server that has just said ready
-(`plates serve` prints "Triton is ready"), which has answered nothing but its own warm-up and health checks.
+`--gateway URL` also sends each photo's file through `plates gateway` at URL, to each of its APIs (`--gateway-api`:
+Plate Recognizer's snapshot and CodeProject.AI's codeproject, both by default), in turns with Triton direct at each
+level (direct, each API, direct, each API: all meet the same machine load), and prints each API beside Triton
+direct: what the gateway adds to the p50 and what it costs in throughput. `--cold` times the first photo's file once
+before anything else is sent and prints it beside that photo's steady p50: run it on a server that has just said
+ready (`plates serve` prints "Triton is ready"), which has answered nothing but its own warm-up and health checks.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -49,6 +51,7 @@ from plates.client import PlatesClient
 from plates.client_threads import PerThread, ThreadLocalClients
 from plates.exceptions import InvalidInputError, PlatesError, naming
 from plates.export import DEFAULT_REPOSITORY
+from plates.gateway.client import PATHS as GATEWAY_PATHS
 from plates.gateway.client import GatewayClient
 from plates.photos import decode_pixels, read_photo
 from plates.readiness import require_ready
@@ -88,6 +91,11 @@ def add_bench_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     parser.add_argument(
         "--gateway", metavar="URL", help="also time each photo's file through plates gateway at URL (such as "
         "localhost:8080), in turns with Triton direct, and print both side by side"
+    )
+    parser.add_argument(
+        "--gateway-api", nargs="+", choices=sorted(GATEWAY_PATHS), default=["snapshot", "codeproject"],
+        help="the gateway's APIs --gateway times, each in turns with Triton direct (default: both: Plate Recognizer's "
+        "snapshot, CodeProject.AI's codeproject)"
     )
     parser.add_argument(
         "--cold", action="store_true", help="time the first request before the warm-up, and print it beside the "
@@ -215,14 +223,19 @@ def compare_gateway(args: argparse.Namespace, files: dict[str, bytes]) -> list[P
     failures: list[PlatesError] = []
     requests = None if args.duration is not None else max(1, args.requests // 2)
     duration = None if args.duration is None else args.duration / 2
-    with ThreadLocalClients(args.url, timeout=args.timeout, retry=NO_RETRY) as direct, PerThread(
-        lambda: GatewayClient(args.gateway, args.gateway_key, args.timeout)
-    ) as gateway:
-        paths = {"direct": lambda data: direct.recognize(data), "gateway": lambda data: gateway.client().read(data)}
+    with contextlib.ExitStack() as stack:
+        direct = stack.enter_context(ThreadLocalClients(args.url, timeout=args.timeout, retry=NO_RETRY))
+        paths = {"direct": lambda data: direct.recognize(data)}
+        for api in args.gateway_api:
+            clients = stack.enter_context(
+                PerThread(lambda api=api: GatewayClient(args.gateway, args.gateway_key, args.timeout, api))
+            )
+            paths[api] = lambda data, clients=clients: clients.client().read(data)
         for name, data in files.items():
             with naming(f"photo {name} through the gateway"):
                 for _ in range(args.warmup):
-                    paths["gateway"](data)
+                    for api in args.gateway_api:
+                        paths[api](data)
             for concurrency in args.concurrency:
                 runs: dict[str, list] = {path: [] for path in paths}
                 for _ in range(2):
@@ -234,7 +247,8 @@ def compare_gateway(args: argparse.Namespace, files: dict[str, bytes]) -> list[P
                 outcomes = {path: merge(done) for path, done in runs.items()}
                 for done in outcomes.values():
                     failures.extend(done.failed)
-                print(format_gateway(name, concurrency, outcomes["direct"], outcomes["gateway"]), flush=True)
+                for api in args.gateway_api:
+                    print(format_gateway(name, concurrency, outcomes["direct"], outcomes[api], api), flush=True)
     return failures
 
 
