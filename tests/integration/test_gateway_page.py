@@ -16,9 +16,10 @@ from .gateways import running_gateway, wait_until_ready
 
 KEY = os.environ.get("PLATES_GATEWAY_KEY", "integration-gateway-key-5f1c0e")
 CHROMIUM = "/usr/bin/chromium"
-# No network here, and nothing of the browser's own to fetch or sync.
+# No network here, and nothing of the browser's own to fetch or sync; a container's /dev/shm (64 MiB) is too small
+# for Chromium's shared memory, so it keeps it in /tmp.
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run"]  # fmt: skip
+         "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]  # fmt: skip
 DROP = """([data, name]) => {
     const bytes = Uint8Array.from(atob(data), c => c.charCodeAt(0));
     const transfer = new DataTransfer();

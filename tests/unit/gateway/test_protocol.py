@@ -44,6 +44,9 @@ def test_unread_of_keeps_box_dscore_and_candidates():
         ("2019-08-19T13:11:25", "2019-08-19T13:11:25.000000Z"),
         ("2024-10-17T23:04:50.098Z", "2024-10-17T23:04:50.098000Z"),
         ("2019-08-19T16:11:25+03:00", "2019-08-19T13:11:25.000000Z"),
+        # RFC 3339 forms Python 3.10 does not read as they are: a lower-case t and z, nanoseconds.
+        ("2000-01-01t00:00:00.123456789z", "2000-01-01T00:00:00.123456Z"),
+        ("2026-11-24T10:15:00+00:00", "2026-11-24T10:15:00.000000Z"),  # Genetec's connector: isoformat()
     ],
 )
 def test_timestamp_is_written_in_utc_as_they_write_it(given, written):
