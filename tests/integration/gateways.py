@@ -1,19 +1,53 @@
-"""`plates gateway` processes for the integration tests: each as `plates serve` runs it in front of Triton (the same
-command, its settings from PLATES_GATEWAY_* variables), on a free port of 127.0.0.1, against the session's Triton."""
+"""`plates serve` and `plates gateway` processes for the integration tests, on free ports of 127.0.0.1: the gateway as
+`plates serve` runs it in front of Triton (the same command, its settings from PLATES_GATEWAY_* variables)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 import requests
 
+from plates.readiness import wait_for_server
 from plates.server.launcher import free_port
+
+
+@dataclass(frozen=True)
+class Served:
+    gateway: str  # the gateway's URL
+    triton_http: str  # Triton's endpoints, host:port
+    triton_grpc: str
+
+
+@contextlib.contextmanager
+def running_serve(log: Path) -> Iterator[Served]:
+    """`plates serve` as a user runs it (no keys: its gateway on the loopback), ready; stopped with SIGTERM after."""
+    http, grpc, gateway = free_port(), free_port(), free_port()
+    command = [sys.executable, "-m", "plates.cli.main", "serve", "--http-port", str(http), "--grpc-port", str(grpc),
+               "--metrics-port", str(free_port()), "--gateway-port", str(gateway)]  # fmt: skip
+    environ = {name: value for name, value in os.environ.items() if not name.startswith("PLATES_GATEWAY_")}
+    # A file, not a pipe: Triton's own log could fill a pipe nobody reads.
+    with log.open("wb") as output:
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=environ)
+    try:
+        wait_for_server(f"127.0.0.1:{http}", timeout=300, alive=lambda: process.poll() is None)
+        url = f"http://127.0.0.1:{gateway}"
+        wait_until_ready(url, process, log, timeout=120)
+        yield Served(url, f"127.0.0.1:{http}", f"127.0.0.1:{grpc}")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=30)
 
 
 @contextlib.contextmanager

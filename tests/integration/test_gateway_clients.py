@@ -5,11 +5,15 @@ runs as it is. The others cannot be installed as packages (scripts in a reposito
 closed-source video recorders): each test sends exactly what the client's code sends, and reads the answer the way
 its code reads it, citing the client, its file and the line (the commit is the one read for this test).
 
-Three deployments, each a `plates gateway` as `plates serve` runs it, against the session's Triton:
-- "open": no keys, on the loopback (plates serve's default; Plate Recognizer's on-premise SDK has no tokens either);
-- "keyed": API keys, and clients send theirs; a client that sends none is refused (401);
-- "anonymous": API keys, and PLATES_GATEWAY_ANONYMOUS_FROM=127.0.0.0/8,::1 lets tokenless clients in from there.
-With --gateway-url (scripts/test-image.sh), "keyed" is the container's gateway.
+Three deployments:
+- "open": a real `plates serve` as a user starts it: no keys, its gateway on the loopback (Plate Recognizer's
+  on-premise SDK has no tokens either);
+- "keyed": a gateway with API keys, and clients send theirs; a client that sends none is refused (401);
+- "anonymous": a gateway with API keys, and PLATES_GATEWAY_ANONYMOUS_FROM=127.0.0.0/8,::1 lets tokenless clients in
+  from there.
+The two gateways are `plates gateway` as `plates serve` runs it, in front of the open deployment's Triton. Against a
+given server (--triton-url, scripts/test-image.sh), where `plates serve` cannot run, all three are in front of that
+Triton, and "keyed" is the given --gateway-url (the container's).
 """
 
 from __future__ import annotations
@@ -31,26 +35,31 @@ import pytest
 import requests
 
 from plates.readiness import normalize_url
-from .gateways import running_gateway, wait_until_ready
+from .gateways import running_gateway, running_serve, wait_until_ready
 
 KEY = os.environ.get("PLATES_GATEWAY_KEY", "integration-gateway-key-5f1c0e")
 PLATE = "b840ck197"  # car.jpg's plate, as Plate Recognizer's clients read it (lower case)
 
 
 @pytest.fixture(scope="module")
-def gateways(request, triton_url, triton_grpc_url, tmp_path_factory) -> dict[str, str]:
+def gateways(request, tmp_path_factory) -> dict[str, str]:
     """The three deployments' URLs, by name."""
     logs = tmp_path_factory.mktemp("gateways")
     given = request.config.getoption("--gateway-url")
-    with (
-        running_gateway(triton_url, triton_grpc_url, logs / "open.log") as open_url,
-        running_gateway(triton_url, triton_grpc_url, logs / "anonymous.log", KEYS=KEY,
-                        ANONYMOUS_FROM="127.0.0.0/8,::1") as anonymous_url,  # fmt: skip
-        (contextlib.nullcontext(normalize_url(given)) if given
-         else running_gateway(triton_url, triton_grpc_url, logs / "keyed.log", KEYS=KEY)) as keyed_url,  # fmt: skip
-    ):
+    with contextlib.ExitStack() as stack:
+        if request.config.getoption("--triton-url"):
+            triton_url, triton_grpc_url = request.getfixturevalue("triton_endpoints")
+            open_url = stack.enter_context(running_gateway(triton_url, triton_grpc_url, logs / "open.log"))
+        else:
+            served = stack.enter_context(running_serve(logs / "serve.log"))
+            open_url, triton_url, triton_grpc_url = served.gateway, served.triton_http, served.triton_grpc
+        anonymous_url = stack.enter_context(running_gateway(triton_url, triton_grpc_url, logs / "anonymous.log",
+                                                            KEYS=KEY, ANONYMOUS_FROM="127.0.0.0/8,::1"))  # fmt: skip
         if given:
+            keyed_url = normalize_url(given)
             wait_until_ready(keyed_url)
+        else:
+            keyed_url = stack.enter_context(running_gateway(triton_url, triton_grpc_url, logs / "keyed.log", KEYS=KEY))
         yield {"open": open_url, "keyed": keyed_url, "anonymous": anonymous_url}
 
 
