@@ -47,7 +47,9 @@ def add_watch_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     parser.add_argument("--config", type=Path, metavar="FILE", help="a site file (YAML) naming several cameras")
     add_url_option(parser)
     camera = parser.add_argument_group("one camera (SOURCE; in a site file, each camera's keys)")
-    camera.add_argument("--camera-id", help=f"the camera's name in events and MQTT topics (default {DEFAULT_CAMERA_ID})")
+    camera.add_argument(
+        "--camera-id", help=f"the camera's name in events and MQTT topics (default {DEFAULT_CAMERA_ID})"
+    )
     camera.add_argument("--fps", type=float, help="frames per second sent to the service (default 5)")
     camera.add_argument(
         "--max-in-flight", type=int, help="requests out at once; a live frame beyond is skipped (default 2)"
@@ -126,15 +128,14 @@ def run_watch(args: argparse.Namespace) -> int:
     broker = Broker.parse(site.mqtt) if site.mqtt else None
     require_ready(args.url)
     camera_ids = [camera.camera_id for camera in site.cameras]
-    dispatcher = Dispatcher(
-        [MqttTransport(broker, camera_ids, site.discovery_prefix)] if broker else []
-    )
+    dispatcher = Dispatcher([MqttTransport(broker, camera_ids, site.discovery_prefix)] if broker else [])
     shared: list[Sink] = [JsonLinesSink(sys.stdout), dispatcher]
     # SIGTERM (systemd, docker stop) ends the open tracks as events, as Ctrl-C does.
     signal.signal(signal.SIGTERM, _interrupt)
     # A file is read whole: a refused frame waits for its turn (within the client's timeout). A live frame gets
     # the client's usual few quick retries, then is skipped.
-    with ThreadLocalClients(args.url, retry=RetryPolicy()) as live, ThreadLocalClients(args.url, retry=PATIENT) as whole:
+    live, whole = ThreadLocalClients(args.url, retry=RetryPolicy()), ThreadLocalClients(args.url, retry=PATIENT)
+    with live, whole:
         runner = Site(
             site, lambda is_live: live.recognize if is_live else whole.recognize, shared, watchlist,
             progress=len(site.cameras) == 1 and sys.stdout.isatty(),

@@ -92,7 +92,7 @@ class MqttTransport:
         self._lock = threading.Condition()
         self._waiting: dict[int, tuple[str | None, bool]] = {}  # mid -> (kind, held) until the broker acknowledges
         self._early: set[int] = set()  # mids acknowledged before publish() returned them
-        self._connected = self._was_connected = False
+        self._connected = self._was_connected = self._closing = False
         self._refusal: str | None = None
         client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"plates-watch-{uuid.uuid4().hex[:8]}")
         if broker.username:
@@ -126,6 +126,7 @@ class MqttTransport:
                 self._lock.wait(0.1)
         if left:
             log.warning("mqtt %s: %d events and alerts not delivered before exit", self.broker.host, left)
+        self._closing = True
         self._client.disconnect()
         self._client.loop_stop()
 
@@ -138,9 +139,9 @@ class MqttTransport:
             event, alert = self.counts["event"], self.counts["alert"]
             return (
                 f"mqtt {self.broker.host}:{self.broker.port}: {event.delivered} of {event.sent} events and "
-                f"{alert.delivered} of {alert.sent} alerts delivered; {event.held + alert.held} held while the broker "
-                f"was away, {event.delivered_after + alert.delivered_after} of them delivered after; "
-                f"{event.dropped + alert.dropped} dropped (queue full)"
+                f"{alert.delivered} of {alert.sent} alerts delivered; {event.held} events and {alert.held} alerts "
+                f"held while the broker was away, {event.delivered_after} and {alert.delivered_after} of them "
+                f"delivered after; {event.dropped + alert.dropped} dropped (queue full)"
             )
 
     # --- paho's thread ---------------------------------------------------------------------------------------------
@@ -201,7 +202,7 @@ class MqttTransport:
         self._refusal = "unreachable"
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
-        if self._connected:
+        if self._connected and not self._closing:
             log.warning("mqtt %s: disconnected (%s); holding messages until it is back", self.broker.host, reason_code)
         self._connected = False
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -33,6 +33,7 @@ class CameraRun:
     settings: CameraSettings
     summary: Summary | None = None
     error: BaseException | None = None
+    done: threading.Event = field(default_factory=threading.Event)
 
 
 def camera_sinks(camera: CameraSettings) -> list[Sink]:
@@ -88,13 +89,10 @@ class Site:
             for thread in threads:
                 thread.start()
             try:
-                for thread in threads:
-                    while thread.is_alive():
-                        thread.join(0.5)
+                self._wait(runs)
             except KeyboardInterrupt:
                 self.stop.set()
-                for thread in threads:
-                    thread.join()
+                self._wait(runs)
         finally:
             for sinks in outputs:
                 for sink in sinks:
@@ -102,6 +100,13 @@ class Site:
             for source in sources:
                 source.close()
         return runs
+
+    @staticmethod
+    def _wait(runs: list[CameraRun]) -> None:
+        # On events, not Thread.join: a join that Ctrl-C interrupts can take its thread for ended (Python < 3.13).
+        for run in runs:
+            while not run.done.wait(0.5):
+                pass
 
     def _watch(self, run: CameraRun, source: FolderSource | VideoSource, sinks: list[Sink]) -> None:
         camera = run.settings
@@ -111,8 +116,10 @@ class Site:
             camera_id=camera.camera_id, watchlist=self.watchlist, slots=self.slots, stop=self.stop,
         )  # fmt: skip
         try:
-            run.summary = watcher.run(source.frames(), source.live, source.total, self.progress)
+            run.summary = watcher.run(source.frames(self.stop), source.live, source.total, self.progress)
         except Exception as error:
             run.error = error
             run.summary = watcher.summary
             log.warning("camera %s stopped: %s", camera.camera_id, error)
+        finally:
+            run.done.set()

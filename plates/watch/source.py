@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +50,8 @@ class FolderSource:
         self.fps = fps
         self.total = len(self.paths)
 
-    def frames(self) -> Iterator[Frame]:
+    def frames(self, stop: threading.Event | None = None) -> Iterator[Frame]:
+        # Read whole: the watcher checks `stop` between frames.
         for index, path in enumerate(self.paths):
             yield Frame(index, index / self.fps, time.time(), read_image(path))
 
@@ -71,8 +73,9 @@ class VideoSource:
         sampled = count * min(1.0, fps / self._video_fps) if self._video_fps > 0 else 0
         self.total = math.ceil(sampled) if not live and sampled > 0 else None
 
-    def frames(self) -> Iterator[Frame]:
-        return self._live_frames() if self.live else self._file_frames()
+    def frames(self, stop: threading.Event | None = None) -> Iterator[Frame]:
+        """The frames; a live source's also end once `stop` is set, even while it waits to reopen."""
+        return self._live_frames(stop or threading.Event()) if self.live else self._file_frames()
 
     def _file_frames(self) -> Iterator[Frame]:
         # Sampled by the video's own clock: a file is read faster or slower than real time, frame by frame.
@@ -90,16 +93,16 @@ class VideoSource:
             due = (math.floor(media_time / period + 1e-6) + 1) * period
             yield Frame(index, media_time, time.time(), image)
 
-    def _live_frames(self) -> Iterator[Frame]:
+    def _live_frames(self, stop: threading.Event) -> Iterator[Frame]:
         # Sampled by the wall clock; frames that are not due are grabbed and dropped without decoding.
         period = 1.0 / self.fps
         start = time.monotonic()
         due = start
         index = -1
         failures = 0
-        while True:
+        while not stop.is_set():
             if not self._capture.grab():
-                self._reopen(failures)
+                self._reopen(failures, stop)
                 failures += 1
                 continue
             failures = 0
@@ -113,12 +116,12 @@ class VideoSource:
             due = max(due + period, now)
             yield Frame(index, now - start, time.time(), image)
 
-    def _reopen(self, failures: int) -> None:
+    def _reopen(self, failures: int, stop: threading.Event) -> None:
         delay = REOPEN_BACKOFF[min(failures, len(REOPEN_BACKOFF) - 1)]
         log.warning("%s: no frames; reopening in %.0f s", self.name, delay)
         self._capture.release()
-        time.sleep(delay)
-        self._capture = self._open()
+        if not stop.wait(delay):
+            self._capture = self._open()
 
     def close(self) -> None:
         self._capture.release()

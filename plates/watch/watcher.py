@@ -87,7 +87,6 @@ class Watcher:
         try:
             for frame in frames:
                 if self.stop.is_set():
-                    self.summary.interrupted = True
                     break
                 self._collect(pending, bar, wait=False)
                 if len(pending) >= self.max_in_flight:
@@ -103,6 +102,7 @@ class Watcher:
                     self._report_overdue(time.time())
             while pending:
                 self._collect(pending, bar, wait=True)
+            self.summary.interrupted = self.stop.is_set()
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
             # A request cancelled before it ran never gave its slot back.

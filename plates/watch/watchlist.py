@@ -5,8 +5,8 @@ file is read again when it changes, so a site adds a plate without a restart; an
 and the last good list kept.
 
 The distance is Levenshtein's with one change: replacing a character by one that looks like it on a plate (0 and
-O, 8 and B, ...) costs LOOK_ALIKE_COST instead of 1, since that is the mistake a small or blurred plate makes most (the test
-video's plate is read with O for C in half its frames, plates/watch/events.py).
+O, 8 and B, ...) costs LOOK_ALIKE_COST instead of 1, since that is the mistake a small or blurred plate makes
+most (the test video's plate is read with O for C in half its frames, plates/watch/events.py).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class Match:
 
 
 def normalize_plate(text: str) -> str:
-    """Upper case, Cyrillic letters as their Latin look-alikes, spaces and dashes gone: `а 505 ро 198` -> A505PO198."""
+    """Upper case, Cyrillic letters as their Latin look-alikes, no spaces or dashes: `а 505 ро 198` -> A505PO198."""
     return re.sub(r"[\s-]", "", text).upper().translate(CYRILLIC)
 
 

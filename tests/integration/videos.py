@@ -17,20 +17,22 @@ SIZE = (768, 432)
 PLATE_FRAMES = range(10, 40)  # the frames car.jpg is in
 
 
-def write_plate_video(samples: Path, path: Path) -> Path:
+def write_plate_video(samples: Path, path: Path, passes: int = 1) -> Path:
+    """The video; with `passes`, its 5 s again and again: the car passes that many times, 2 s of cat between."""
     car = cv2.imread(str(samples / "car.jpg"))
     cat = cv2.resize(cv2.imread(str(samples / "cat.jpeg")), SIZE)
     writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), FPS, SIZE)
     writer.set(cv2.VIDEOWRITER_PROP_QUALITY, 95)
-    for _ in range(PLATE_FRAMES.start):
-        writer.write(cat)
     steps = len(PLATE_FRAMES) - 1
-    for i in range(len(PLATE_FRAMES)):
-        # Whole-pixel shifts, no scaling: resampling car.jpg's 38-px plate tips its C to an O for the recognizer.
-        shift = np.float32([[1, 0, round(45 * i / steps)], [0, 1, -round(6 * i / steps)]])
-        writer.write(cv2.warpAffine(car, shift, SIZE, borderMode=cv2.BORDER_REPLICATE))
-    for _ in range(PLATE_FRAMES.start):
-        writer.write(cat)
+    for _ in range(passes):
+        for _ in range(PLATE_FRAMES.start):
+            writer.write(cat)
+        for i in range(len(PLATE_FRAMES)):
+            # Whole-pixel shifts, no scaling: resampling car.jpg's 38-px plate tips its C to an O for the recognizer.
+            shift = np.float32([[1, 0, round(45 * i / steps)], [0, 1, -round(6 * i / steps)]])
+            writer.write(cv2.warpAffine(car, shift, SIZE, borderMode=cv2.BORDER_REPLICATE))
+        for _ in range(PLATE_FRAMES.start):
+            writer.write(cat)
     writer.release()
     return path
 

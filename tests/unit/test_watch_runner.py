@@ -1,3 +1,4 @@
+import signal
 import threading
 import time
 
@@ -31,7 +32,7 @@ class FakeSource:
         self.count, self.live, self.stall, self.total, self.closed = count, live, stall, count, False
         self.image = np.full((120, 200, 3), value, np.uint8)
 
-    def frames(self):
+    def frames(self, stop=None):
         for i in range(self.count):
             if i == 1 and self.stall is not None:
                 self.stall.wait(30)
@@ -137,3 +138,21 @@ def test_a_source_that_cannot_be_opened_stops_the_site_before_any_camera_starts(
         Site(site(CameraSettings("a", "a.mp4"), CameraSettings("b", "missing.mp4")), lambda live: plate_at, [],
              open_source=open_source).run()  # fmt: skip
     assert opened[0].closed
+
+
+class EndlessLive(FakeSource):
+    def __init__(self) -> None:
+        super().__init__(0, live=True)
+
+    def frames(self, stop=None):
+        for i in range(100_000):
+            time.sleep(0.01)
+            yield Frame(i, i / 100, time.time(), self.image)
+
+
+def test_ctrl_c_ends_every_camera_with_its_summary():
+    # SIGINT to this (the main) thread while the site waits for its cameras, as a Ctrl-C on the terminal.
+    threading.Timer(0.5, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT)).start()
+    runs = Site(site(CameraSettings("a", "a"), CameraSettings("b", "b")), lambda live: plate_at, [Collect()],
+                open_source=lambda spec, fps: EndlessLive()).run()  # fmt: skip
+    assert [run.summary.interrupted for run in runs] == [True, True] and all(run.summary.frames for run in runs)

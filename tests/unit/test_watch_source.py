@@ -1,9 +1,12 @@
+import threading
+import time
+
 import cv2
 import numpy as np
 import pytest
 
 from plates.exceptions import InvalidInputError, SourceUnavailableError
-from plates.watch.source import open_source
+from plates.watch.source import VideoSource, open_source
 
 
 def write_video(path, count: int = 20, fps: int = 10):
@@ -61,3 +64,28 @@ def test_stream_that_cannot_be_opened_is_unavailable():
 def test_fps_must_be_positive():
     with pytest.raises(InvalidInputError, match="--fps must be above 0"):
         open_source("0", fps=0)
+
+
+class DeadCapture:
+    """A capture that opened, then never gives a frame: a stream that dropped."""
+
+    def isOpened(self) -> bool:
+        return True
+
+    def get(self, prop) -> float:
+        return 0.0
+
+    def grab(self) -> bool:
+        return False
+
+    def release(self) -> None:
+        pass
+
+
+def test_a_live_source_waiting_to_reopen_ends_when_stopped():
+    source = VideoSource("rtsp://cam/gate", DeadCapture, fps=5, live=True)
+    stop = threading.Event()
+    threading.Timer(0.2, stop.set).start()
+    started = time.monotonic()
+    assert list(source.frames(stop)) == []
+    assert time.monotonic() - started < 0.9  # the first reopen waits 1 s; a stop cuts it short
