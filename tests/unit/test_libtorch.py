@@ -1,0 +1,46 @@
+"""The exported stn and lprnet load in the production libtorch's stand-in (torch 2.13.0, scripts/libtorch-venv.sh)
+and compute there what they compute in the torch 2.5.1 that wrote them, on real plate crops."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+import torch
+
+from plates.export import DEFAULT_REPOSITORY, generated_files, is_built
+from plates.recognition.crops import DEFAULT_VARIANTS, prepare_crops
+from plates.weights import PROJECT_ROOT
+
+PYTHON = PROJECT_ROOT / ".venv-libtorch" / "bin" / "python"
+RUNNER = PROJECT_ROOT / "convert" / "run_torchscript.py"
+CAR = PROJECT_ROOT / "samples" / "car.jpg"
+TOLERANCE = 1e-4  # of the logits (tens in size): other kernels sum in other orders, no more
+
+
+@pytest.mark.skipif(not PYTHON.is_file(), reason="no .venv-libtorch: scripts/libtorch-venv.sh makes it")
+def test_stn_and_lprnet_compute_the_same_in_torch_2_13(tmp_path):
+    if not is_built(DEFAULT_REPOSITORY):
+        pytest.skip("no model repository: convert/build_model_repository.py builds it")
+    stn, lprnet = generated_files(DEFAULT_REPOSITORY)[:2]
+    image = cv2.imread(str(CAR))
+    crops = prepare_crops(image, np.array([[95, 330, 132, 343], [551, 263, 577, 270]], np.float32), DEFAULT_VARIANTS)
+    noise = np.random.default_rng(0).uniform(-1, 1, (4, 3, 24, 94)).astype(np.float32)
+    inputs = torch.from_numpy(np.concatenate([crops, noise]))
+    torch.save(inputs, tmp_path / "inputs.pt")
+    with torch.inference_mode():
+        expected = [torch.jit.load(str(stn))(inputs)]
+        expected.append(torch.jit.load(str(lprnet))(expected[0]))
+    run = subprocess.run([str(PYTHON), str(RUNNER), str(tmp_path / "inputs.pt"), str(tmp_path / "outputs.pt"),
+                          str(stn), str(lprnet)], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.startswith("torch 2.13.0"), run.stdout
+    actual = torch.load(tmp_path / "outputs.pt", weights_only=True)
+    for name, want, got in zip(("stn", "lprnet"), expected, actual):
+        assert got.shape == want.shape, name
+        difference = (got - want).abs().max().item()
+        assert difference <= TOLERANCE, f"{name} differs by {difference:.3g} in torch 2.13"
+    assert actual[1].argmax(1).equal(expected[1].argmax(1))  # every frame's likeliest class, so the same texts
