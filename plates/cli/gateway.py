@@ -1,7 +1,9 @@
-"""plates gateway: the service's public HTTP API (Plate Recognizer's Snapshot API) in front of Triton.
+"""plates gateway: the service's public HTTP API (Plate Recognizer's Snapshot API, CodeProject.AI's licence plate
+reader, a page for people) in front of Triton.
 
 Flags fall back to PLATES_GATEWAY_* variables, then to defaults; API keys come from PLATES_GATEWAY_KEYS or a keys
-file. Without keys it listens on the loopback only, and refuses to start (exit 78) when asked to listen wider.
+file, and --anonymous-from names the networks served without one. With neither it listens on the loopback only, and
+refuses to start (exit 78) when asked to listen wider.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from plates.exceptions import PlatesError
 from plates.gateway import server
 from plates.gateway.settings import add_arguments, settings_from
 
-HELP = "serve the public HTTP API (Plate Recognizer's Snapshot API) in front of Triton"
+HELP = "serve the public HTTP API (Plate Recognizer's Snapshot API, CodeProject.AI's ALPR) in front of Triton"
 
 
 def add_gateway_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
