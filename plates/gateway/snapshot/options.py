@@ -47,7 +47,7 @@ def options_of(config: str | None, mmc: str | None) -> Options:
         raise invalid(f"config is not JSON, such as {{\"threshold_d\": 0.2}}: {error}") from error
     if not isinstance(values, dict):
         raise invalid("config must be a JSON object, such as {\"threshold_d\": 0.2}")
-    detection_mode = values.get("detection_mode", "plate")
+    detection_mode = values.get("detection_mode") or "plate"
     if detection_mode != "plate":
         raise Refusal(400, "unsupported_option", f"config detection_mode {str(detection_mode)[:40]!r} is not served: "
                       "this service finds plates, not vehicles; send detection_mode plate or leave it out")  # fmt: skip

@@ -22,7 +22,7 @@ NO_REGION = Plate("A001AA88", [0, 0, 10, 5], 0.9, 0.8)  # 88: withdrawn, in no r
         ('{"threshold_d": 0.2, "threshold_o": 0.5}', "0", Options(0.2, 0.5)),
         ('{"region": "strict", "detection_rule": "strict", "mode": "fast"}', None, Options(region_strict=True)),
         ('{"detection_mode": "plate", "text_formats": ["[a-z]+"], "unknown": 1}', None, Options()),
-        ('{"threshold_d": null}', None, Options()),
+        ('{"threshold_d": null, "detection_mode": null, "region": null}', None, Options()),
     ],
 )
 def test_what_applies_is_honoured_and_what_changes_nothing_is_accepted(config, mmc, expected):
