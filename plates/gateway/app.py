@@ -108,12 +108,28 @@ async def http_error(request: Request, error: HTTPException) -> Response:
 
 
 def _openapi_30(app: FastAPI) -> dict:
-    """The API's description in OpenAPI 3.0: the Swagger UI of swagger-ui-bundle (4.15) renders no 3.1."""
+    """The API's description in OpenAPI 3.0 (the Swagger UI of swagger-ui-bundle, 4.15, renders no 3.1), with the
+    key this deployment asks for."""
     schema = get_openapi(
         title=app.title, version=app.version, summary=app.summary, routes=app.routes, openapi_version="3.0.3"
     )
+    add_security(schema, app.state.settings)
     app.openapi_schema = nullable_as_30(schema)
     return app.openapi_schema
+
+
+def add_security(schema: dict, settings: Settings) -> None:
+    """`Authorization: Token KEY` on the photo routes where this gateway has keys; optional where it also serves
+    networks without one; none where it is open to all (the loopback without keys)."""
+    if not settings.keys and not settings.anonymous_from:
+        return
+    schema.setdefault("components", {})["securitySchemes"] = {
+        "Token": {"type": "apiKey", "in": "header", "name": "Authorization",
+                  "description": "`Token KEY`, as Plate Recognizer's clients send it"},
+    }  # fmt: skip
+    required = [{"Token": []}, {}] if settings.anonymous_from else [{"Token": []}]
+    for path in (*snapshot.PATHS, *codeproject.PATHS):
+        schema["paths"][path]["post"]["security"] = required
 
 
 def nullable_as_30(node):

@@ -16,6 +16,7 @@ from plates.gateway.snapshot.protocol import PATH, ErrorBody, Form, Reading
 from plates.gateway.snapshot.serving import FIELD, read_snapshot
 
 router = APIRouter(tags=["Plate Recognizer's Snapshot API"])
+PATHS = (PATH,)  # in the schema; also taken without its final slash
 
 ERRORS = {
     status: {"model": ErrorBody, "description": text}

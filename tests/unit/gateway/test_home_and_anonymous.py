@@ -75,3 +75,14 @@ def test_requests_without_a_key_from_anonymous_networks_have_their_own_places(ga
     assert sorted(r.status_code for r in answers[:2]) == [201, 429]  # one place without a key
     assert answers[2].status_code == 201  # a key has its own
     assert [r.json()["error"]["code"] for r in answers[:2] if r.status_code == 429] == ["too_many_requests_for_key"]
+
+
+def test_the_schema_asks_for_the_key_this_gateway_asks_for(gateway):
+    securities = {}
+    for name, settings in {"open": Settings(), "keyed": Settings(keys=(KEY,)),
+                           "anonymous": Settings(keys=(KEY,), anonymous_from=LOOPBACK)}.items():  # fmt: skip
+        with gateway(settings) as url:
+            schema = requests.get(url + "/openapi.json", timeout=10).json()
+        securities[name] = [schema["paths"][path]["post"].get("security")
+                            for path in ("/v1/plate-reader/", "/v1/vision/alpr", "/v1/image/alpr")]  # fmt: skip
+    assert securities == {"open": [None] * 3, "keyed": [[{"Token": []}]] * 3, "anonymous": [[{"Token": []}, {}]] * 3}
