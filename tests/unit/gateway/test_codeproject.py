@@ -7,6 +7,8 @@ import pytest
 import requests
 from tritonclient.utils import InferenceServerException
 
+from plates.exceptions import InvalidInputError
+from plates.gateway.client import GatewayClient
 from plates.gateway.settings import Settings
 from .conftest import KEY, FakeTriton, photo
 
@@ -70,3 +72,13 @@ def test_the_status_routes_recorders_poll_answer_without_a_key(gateway, prefix):
     assert ping.status_code == version.status_code == update.status_code == 200
     assert ping.json()["success"] is True and ping.json()["version"]["major"] >= 0
     assert update.json()["updateAvailable"] is False
+
+
+def test_the_projects_client_reads_through_either_api_and_names_their_errors(gateway):
+    with gateway() as url:
+        with GatewayClient(url, KEY, api="codeproject") as client:
+            answer = client.read(photo())
+        with GatewayClient(url, api="codeproject") as client, pytest.raises(InvalidInputError) as refused:
+            client.read(photo())
+    assert answer["predictions"][0]["plate"] == "B840CK197"
+    assert str(refused.value) == "gateway answered 401: no API key: send the header 'Authorization: Token KEY'"
