@@ -3,64 +3,20 @@ prerequisites), started here on 127.0.0.1 on a free port with its own config fil
 
 from __future__ import annotations
 
-import getpass
 import json
 import os
 import re
 import selectors
-import shutil
-import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
-from pathlib import Path
 
-import paho.mqtt.client as mqtt
 import pytest
-from paho.mqtt.enums import CallbackAPIVersion
 
 from plates.cli.main import main
-from plates.server.launcher import free_port
 
+from .mosquitto import Listener, Mosquitto
 from .videos import write_plate_video
-
-MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
-
-
-class Mosquitto:
-    """A broker of our own: persistence on, saved at every change, so that a subscriber's session and the messages
-    queued for it outlive a kill -9 (the subscriber is the test's; plates watch must not need it)."""
-
-    def __init__(self, folder: Path) -> None:
-        if not os.access(MOSQUITTO, os.X_OK):
-            pytest.fail("mosquitto not found: install it as the README's prerequisites say (apt-get install mosquitto)")
-        self.port, self.folder = free_port(), folder
-        self.config = folder / "mosquitto.conf"
-        self.config.write_text(
-            f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence true\n"
-            f"persistence_location {folder}/\nautosave_on_changes true\nautosave_interval 1\n"
-            f"log_dest file {folder}/mosquitto.log\nuser {getpass.getuser()}\n"
-        )
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        self.process = subprocess.Popen([MOSQUITTO, "-c", str(self.config)], stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                assert self.process.poll() is None, f"mosquitto exited: {self.process.stderr.read().decode()}"
-                assert time.monotonic() < deadline, "mosquitto did not listen within 10 s"
-                time.sleep(0.05)
-
-    def kill(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
 
 
 @pytest.fixture
@@ -69,43 +25,6 @@ def broker(tmp_path):
     server.start()
     yield server
     server.kill()
-
-
-class Listener:
-    """A subscriber to plates/# and homeassistant/#, keeping (topic, payload, retained, time received)."""
-
-    def __init__(self, port: int, persistent: bool = False) -> None:
-        self.messages: list[tuple[str, str, bool, float]] = []
-        self.lock = threading.Lock()
-        subscribed = threading.Event()
-        self.client = mqtt.Client(
-            CallbackAPIVersion.VERSION2, client_id=f"listener-{free_port()}", clean_session=not persistent
-        )
-        self.client.on_connect = lambda c, u, f, rc, p: c.subscribe([("plates/#", 1), ("homeassistant/#", 1)])
-        self.client.on_subscribe = lambda *args: subscribed.set()
-        self.client.on_message = self._received
-        self.client.reconnect_delay_set(0.1, 0.5)
-        self.client.connect("127.0.0.1", port)
-        self.client.loop_start()
-        assert subscribed.wait(10), "the test's subscriber did not subscribe"
-
-    def _received(self, client, userdata, message) -> None:
-        with self.lock:
-            self.messages.append((message.topic, message.payload.decode(), bool(message.retain), time.time()))
-
-    def on(self, topic: str) -> list[str]:
-        with self.lock:
-            return [payload for t, payload, _, _ in self.messages if t == topic]
-
-    def wait_for(self, topic: str, count: int, timeout: float) -> list[str]:
-        deadline = time.monotonic() + timeout
-        while len(self.on(topic)) < count and time.monotonic() < deadline:
-            time.sleep(0.05)
-        return self.on(topic)
-
-    def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
 
 
 @pytest.fixture
