@@ -14,6 +14,7 @@ import time
 import pytest
 
 from plates.cli.main import main
+from plates.comms.mqtt import Broker, MqttTransport
 
 from .mosquitto import Listener, Mosquitto
 from .videos import write_plate_video
@@ -128,3 +129,16 @@ def test_a_broker_killed_mid_video_loses_no_event_and_a_fuzzy_watched_plate_aler
     # The first event went out before the kill; the video's later ones waited for the broker.
     assert held_events >= 1 and (events_after, alerts_after) == (held_events, held_alerts), summary
     print(summary)
+
+
+def test_discovery_goes_out_again_when_home_assistant_comes_back(broker, listen):
+    transport = MqttTransport(Broker("127.0.0.1", broker.port, None, None, False), ["gate"], "homeassistant")
+    listener = listen(broker.port)
+    try:
+        config = "homeassistant/sensor/plates_gate/last_plate/config"
+        assert len(listener.wait_for(config, 1, 10)) == 1
+        listener.client.publish("homeassistant/status", "online", qos=1)  # Home Assistant's birth message
+        assert len(listener.wait_for(config, 2, 10)) == 2
+    finally:
+        transport.close()
+    assert listener.wait_for("plates/status", 2, 10)[-1] == "offline"
