@@ -1,4 +1,5 @@
 import csv
+import dataclasses
 import io
 import json
 import logging
@@ -9,6 +10,7 @@ import pytest
 from plates.exceptions import InvalidInputError
 from plates.watch.events import Event
 from plates.watch.sinks import CropSink, CsvSink, JsonLinesSink, WebhookSink
+from plates.watch.watchlist import Match
 from plates.recognition.regions import Region
 
 EVENT = Event(
@@ -30,6 +32,17 @@ def test_csv_sink_writes_a_header_and_a_flat_row(tmp_path):
     rows = list(csv.DictReader(open(tmp_path / "events.csv")))
     assert [(r["text"], r["region_name"], r["box"], r["best_frame"]) for r in rows] == [
         ("B840CK197", "Moscow", "96.2 331.8 131.4 344", "12")
+    ]
+
+
+def test_csv_sink_writes_the_camera_and_the_watched_plate(tmp_path):
+    sink = CsvSink(tmp_path / "events.csv")
+    sink.emit(dataclasses.replace(EVENT, watched=Match("B84OCK197", "boss", 0.5, "B840CK197")), None)
+    sink.emit(EVENT, None)
+    sink.close()
+    rows = list(csv.DictReader(open(tmp_path / "events.csv")))
+    assert [(r["camera_id"], r["watched_plate"], r["watched_label"], r["watched_distance"]) for r in rows] == [
+        ("gate", "B84OCK197", "boss", "0.5"), ("gate", "", "", "")
     ]
 
 
