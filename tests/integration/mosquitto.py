@@ -1,6 +1,7 @@
 """A mosquitto broker of the tests' own (Debian's package, the README's prerequisites) on 127.0.0.1 and a free port,
 and a subscriber that keeps what it receives; tests/integration/test_watch_mqtt.py and benchmarks/watch_mqtt.py
-use them."""
+use them. A secure broker takes TLS only, with a certificate for 127.0.0.1 made by openssl (installed with the
+prerequisites' ca-certificates), and a user and password (mosquitto_passwd, of the mosquitto package)."""
 
 from __future__ import annotations
 
@@ -19,20 +20,32 @@ from paho.mqtt.enums import CallbackAPIVersion
 from plates.server.launcher import free_port
 
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+USER, PASSWORD = "plates", "s3cret-pw"
 
 
 class Mosquitto:
     """A broker of our own: persistence on, saved at every change, so that a subscriber's session and the messages
     queued for it outlive a kill -9 (the subscriber is the test's; plates watch must not need it)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, secure: bool = False) -> None:
         if not os.access(MOSQUITTO, os.X_OK):
             raise RuntimeError("mosquitto not found: install it as the README's prerequisites say (apt-get install "
                                "mosquitto)")
         self.port, self.folder = free_port(), folder
         self.config = folder / "mosquitto.conf"
+        self.ca = folder / "broker.crt" if secure else None
+        access = "allow_anonymous true\n"
+        if secure:
+            subprocess.run(
+                ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                 "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(folder / "broker.key"), "-out", str(self.ca)],
+                check=True, capture_output=True,
+            )  # fmt: skip
+            subprocess.run(["mosquitto_passwd", "-b", "-c", str(folder / "passwords"), USER, PASSWORD], check=True)
+            access = (f"allow_anonymous false\npassword_file {folder}/passwords\n"
+                      f"certfile {self.ca}\nkeyfile {folder}/broker.key\n")  # fmt: skip
         self.config.write_text(
-            f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence true\n"
+            f"listener {self.port} 127.0.0.1\n{access}persistence true\n"
             f"persistence_location {folder}/\nautosave_on_changes true\nautosave_interval 1\n"
             f"log_dest file {folder}/mosquitto.log\nuser {getpass.getuser()}\n"
         )
@@ -61,7 +74,7 @@ class Mosquitto:
 class Listener:
     """A subscriber to plates/# and homeassistant/#, keeping (topic, payload, retained, time received)."""
 
-    def __init__(self, port: int, persistent: bool = False) -> None:
+    def __init__(self, port: int, persistent: bool = False, ca: Path | None = None) -> None:
         self.messages: list[tuple[str, str, bool, float]] = []
         self.lock = threading.Lock()
         subscribed = threading.Event()
@@ -72,6 +85,9 @@ class Listener:
         self.client.on_subscribe = lambda *args: subscribed.set()
         self.client.on_message = self._received
         self.client.reconnect_delay_set(0.1, 0.5)
+        if ca:
+            self.client.tls_set(ca_certs=str(ca))
+            self.client.username_pw_set(USER, PASSWORD)
         self.client.connect("127.0.0.1", port)
         self.client.loop_start()
         if not subscribed.wait(10):

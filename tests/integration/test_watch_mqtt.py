@@ -4,19 +4,21 @@ prerequisites), started here on 127.0.0.1 on a free port with its own config fil
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import selectors
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from plates.cli.main import main
 from plates.comms.mqtt import Broker, MqttTransport
 
-from .mosquitto import Listener, Mosquitto
+from .mosquitto import PASSWORD, USER, Listener, Mosquitto
 from .videos import write_plate_video
 
 
@@ -32,8 +34,8 @@ def broker(tmp_path):
 def listen():
     listeners = []
 
-    def start(port: int, persistent: bool = False) -> Listener:
-        listeners.append(Listener(port, persistent))
+    def start(port: int, persistent: bool = False, ca: Path | None = None) -> Listener:
+        listeners.append(Listener(port, persistent, ca))
         return listeners[-1]
 
     yield start
@@ -142,3 +144,26 @@ def test_discovery_goes_out_again_when_home_assistant_comes_back(broker, listen)
     finally:
         transport.close()
     assert listener.wait_for("plates/status", 2, 10)[-1] == "offline"
+
+
+def test_mqtts_with_a_user_and_the_password_from_the_environment(tmp_path, listen, monkeypatch, caplog):
+    broker = Mosquitto(tmp_path, secure=True)
+    broker.start()
+    monkeypatch.setenv("SSL_CERT_FILE", str(broker.ca))  # the broker's certificate as the trusted CA
+    try:
+        listener = listen(broker.port, ca=broker.ca)
+        url = f"mqtts://{USER}@127.0.0.1:{broker.port}"
+        transport = MqttTransport(Broker.parse(url, {"PLATES_MQTT_PASSWORD": PASSWORD}), ["gate"], None)
+        transport.publish("gate", "event", '{"track": 1}')
+        transport.close()
+        assert listener.wait_for("plates/gate/event", 1, 10) == ['{"track": 1}']
+        # A wrong password: refused and said so, the event held rather than lost.
+        with caplog.at_level(logging.WARNING):
+            refused = MqttTransport(Broker.parse(url, {"PLATES_MQTT_PASSWORD": "wrong"}), ["gate"], None,
+                                    drain_timeout=1)  # fmt: skip
+            refused.publish("gate", "event", '{"track": 2}')
+            refused.close()
+        assert "the broker refused the connection: Not authorized" in caplog.text
+        assert refused.counts["event"].held == 1 and refused.counts["event"].delivered == 0
+    finally:
+        broker.kill()
