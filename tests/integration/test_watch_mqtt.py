@@ -120,7 +120,9 @@ def test_a_broker_killed_mid_video_loses_no_event_and_a_fuzzy_watched_plate_aler
     # QoS 1 may deliver twice what the killed broker received but never acknowledged; nothing may be missing.
     assert [e for i, e in enumerate(on_broker) if e not in on_broker[:i]] == events, err
     watched = [e for e in events if e["watched"]]
-    assert watched and all(e["watched"]["plate"] == "B84OCK197" and e["watched"]["distance"] == 0.5 for e in watched)
+    # B840CK197 is half an edit away; a pass whose candidates lack it may match B840OK197, a whole edit away.
+    assert all(e["watched"]["plate"] == "B84OCK197" and e["watched"]["distance"] <= 1 for e in watched)
+    assert 0.5 in [e["watched"]["distance"] for e in watched]
     alerts = [json.loads(p) for p in listener.wait_for("plates/gate/alert", len(watched), 30)]
     assert [e for i, e in enumerate(alerts) if e not in alerts[:i]] == watched
     summary = err.strip().splitlines()[-1]
