@@ -54,6 +54,7 @@ class PlateTracker:
 
     def __init__(self, kind: str = "bytetrack", fps: float = 5.0, lost_after: float = 1.0) -> None:
         from ultralytics.trackers import BOTSORT, BYTETracker
+        from ultralytics.trackers.basetrack import TrackState
         from ultralytics.utils import YAML, IterableSimpleNamespace
         from ultralytics.utils.checks import check_yaml
 
@@ -69,11 +70,19 @@ class PlateTracker:
         if kind == "botsort":
             args.with_reid = False
         self._tracker = (BOTSORT if kind == "botsort" else BYTETracker)(args, frame_rate=30)
-        self.kind = kind
+        self.kind, self.fps, self._removed = kind, fps, TrackState.Removed
 
-    def step(self, plates: list[Plate], image: np.ndarray | None = None) -> Step:
-        """Feed one frame's plates (and the frame, which BoT-SORT uses to follow the camera's motion)."""
+    def step(self, plates: list[Plate], image: np.ndarray | None = None, sampled: int | None = None) -> Step:
+        """Feed one frame's plates (and the frame, which BoT-SORT uses to follow the camera's motion).
+
+        `sampled` is the frame's place among the sampled frames (its media time times fps). A live camera skips
+        the frames that come while the service is busy; counting them keeps a lost track's patience at
+        `lost_after` seconds instead of `lost_after * fps` frames read, which on a busy service is several times
+        longer and holds every alert back as long.
+        """
         tracker = self._tracker
+        if sampled is not None:
+            tracker.frame_id = max(tracker.frame_id, sampled)  # update() counts on from here: sampled + 1
         reported = tracker.update(Detections.of(plates), image)
         matched = {
             int(track.track_id): int(track.cls)
@@ -81,5 +90,6 @@ class PlateTracker:
             if track.frame_id == tracker.frame_id
         }
         confirmed = {int(row[4]) for row in reported}
-        followed = {int(t.track_id) for t in tracker.tracked_stracks + tracker.lost_stracks}
+        # A track removed by this update stays in lost_stracks until the next: it is over now.
+        followed = {int(t.track_id) for t in tracker.tracked_stracks + tracker.lost_stracks if t.state != self._removed}
         return Step(matched, confirmed, followed)

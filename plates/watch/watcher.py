@@ -139,7 +139,7 @@ class Watcher:
 
     def _step(self, frame: Frame, plates: list[Plate]) -> None:
         started = time.perf_counter()
-        step = self.tracker.step(plates, frame.image)
+        step = self.tracker.step(plates, frame.image, round(frame.media_time * self.tracker.fps))
         self.summary.tracker_seconds += time.perf_counter() - started
         self.summary.frames += 1
         for track_id, index in step.matched.items():

@@ -63,6 +63,16 @@ def test_tracker_lets_a_plate_go_after_it_is_unseen_for_lost_after():
     assert followed[0] and not followed[-1]
 
 
+def test_tracker_counts_skipped_frames_toward_lost_after():
+    # Seen in sampled frames 0 to 2, then the service read only every fourth frame: the track ends once 1 s (5
+    # sampled frames) passed since its last sighting, not after 5 frames read.
+    tracker = PlateTracker(fps=5.0, lost_after=1.0)
+    for i in range(3):
+        tracker.step([plate(20 + 4 * i)], sampled=i)
+    assert tracker.step([], sampled=6).followed
+    assert not tracker.step([], sampled=10).followed
+
+
 def test_tracker_rejects_an_unknown_kind():
     with pytest.raises(ValueError, match="bytetrack, botsort"):
         PlateTracker("sort")
