@@ -1,7 +1,7 @@
 """plates watch --mqtt against a real mosquitto: the figures of docs/watch.md.
 
-1. Two cameras, live: two streams of the test video (tests/integration/videos.py, the car passing 3 times), each
-   served in real time by ffmpeg over HTTP, watched by one `plates watch --config` at 5 fps with B840CK197 on the
+1. Two cameras, live: two streams of the test video (tests/integration/videos.py, the car passing 3 times, then
+   6 s of its last frame), each served in real time by ffmpeg over HTTP, watched by one `plates watch --config` at 5 fps with B840CK197 on the
    watchlist. Prints each camera's events as printed and as the broker got them, and each alert's latency: from
    the wall time its plate's last frame was read (`last_seen_at`) to the subscriber's receipt; a track ends
    `lost_after` (1 s) after its last frame, so that second is part of it.
@@ -85,8 +85,10 @@ def live_cameras(url: str, video: Path, folder: Path) -> None:
     for _ in CAMERAS:
         streams.append(f"http://127.0.0.1:{free_port()}/live.ts")
         servers.append(subprocess.Popen(
+            # 6 s of the last frame (the cat) after the video, so that the last pass's track ends as the others do.
             [imageio_ffmpeg.get_ffmpeg_exe(), "-nostdin", "-loglevel", "quiet", "-re", "-i", str(video),
-             "-c:v", "mpeg2video", "-q:v", "2", "-f", "mpegts", "-listen", "1", streams[-1]],
+             "-vf", "tpad=stop_mode=clone:stop_duration=6", "-c:v", "mpeg2video", "-q:v", "2", "-f", "mpegts",
+             "-listen", "1", streams[-1]],
         ))  # fmt: skip
     process = watch(site_file(folder / "live", streams), url, broker)
     lines: list[tuple[float, str]] = []  # (when plates watch printed it, the event's line)
@@ -97,8 +99,9 @@ def live_cameras(url: str, video: Path, folder: Path) -> None:
             server.wait(120)  # the video played to its end
         time.sleep(3)  # the last tracks end
         process.send_signal(signal.SIGINT)
-        err = process.communicate(timeout=60)[1]
-        reader.join()
+        process.wait(60)
+        reader.join()  # the only reader of stdout (communicate() would take lines from it)
+        err = process.stderr.read()
         printed = [json.loads(line) for _, line in lines]
         printed_at = {json.dumps(json.loads(line), sort_keys=True): at for at, line in lines}
         latencies, hops = [], []
@@ -114,6 +117,7 @@ def live_cameras(url: str, video: Path, folder: Path) -> None:
             for payload, at in received.items():
                 latencies.append(at - epoch(json.loads(payload)["last_seen_at"]))
                 hops.append(at - printed_at[json.dumps(json.loads(payload), sort_keys=True)])
+                print(f"      alert of track {json.loads(payload)['track']}: {latencies[-1]:.2f} s")
         if latencies:
             print(f"   alert latency, last frame of the plate read -> broker's subscriber: median "
                   f"{statistics.median(latencies):.2f} s, min {min(latencies):.2f} s, max {max(latencies):.2f} s "
