@@ -18,7 +18,7 @@ from plates.cli.client import add_url_option
 from plates.client_threads import ThreadLocalClients
 from plates.comms.dispatcher import Dispatcher
 from plates.comms.mqtt import PASSWORD_VARIABLE, Broker, MqttTransport
-from plates.exceptions import InvalidInputError
+from plates.exceptions import SettingsError
 from plates.readiness import require_ready
 from plates.retry import PATIENT, RetryPolicy
 from plates.watch.runner import Site
@@ -94,17 +94,17 @@ def site_settings(args: argparse.Namespace) -> SiteSettings:
     """The site of `--config`, or of SOURCE and the camera flags; the site flags over either."""
     given = {name: getattr(args, name) for name in CAMERA_FLAGS if getattr(args, name) is not None}
     if args.config and args.source:
-        raise InvalidInputError("give SOURCE or --config FILE, not both")
+        raise SettingsError("give SOURCE or --config FILE, not both")
     if args.config:
         if given:
             flags = ", ".join("--" + name.replace("_", "-") for name in given)
-            raise InvalidInputError(f"{flags}: with --config, set these per camera in {args.config}")
+            raise SettingsError(f"{flags}: with --config, set these per camera in {args.config}")
         site = load_site(args.config)
     elif args.source:
         camera = CameraSettings(**{"camera_id": DEFAULT_CAMERA_ID, **given, "source": args.source})
         site = SiteSettings([camera], max_in_flight_total=camera.max_in_flight)
     else:
-        raise InvalidInputError("give SOURCE (a video, folder, stream URL or camera index) or --config FILE")
+        raise SettingsError("give SOURCE (a video, folder, stream URL or camera index) or --config FILE")
     overrides = {
         "watchlist_file": args.watchlist, "max_distance": args.max_distance, "mqtt": args.mqtt,
         "discovery_prefix": args.discovery_prefix, "max_in_flight_total": args.max_in_flight_total,

@@ -25,7 +25,7 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 
 from plates.comms.homeassistant import discovery_configs
 from plates.comms.topics import OFFLINE, ONLINE, STATUS, camera_topic
-from plates.exceptions import InvalidInputError
+from plates.exceptions import SettingsError
 
 log = logging.getLogger(__name__)
 
@@ -50,17 +50,17 @@ class Broker:
             parts = urlsplit(url)
             port = parts.port
         except ValueError as error:
-            raise InvalidInputError(f"--mqtt {url}: {error}") from error
+            raise SettingsError(f"--mqtt {url}: {error}") from error
         if parts.scheme not in ("mqtt", "mqtts"):
-            raise InvalidInputError(f"--mqtt {url}: must start with mqtt:// or mqtts:// (TLS)")
+            raise SettingsError(f"--mqtt {url}: must start with mqtt:// or mqtts:// (TLS)")
         if not parts.hostname:
-            raise InvalidInputError(f"--mqtt {url}: names no host")
+            raise SettingsError(f"--mqtt {url}: names no host")
         if parts.password is not None:
-            raise InvalidInputError(
+            raise SettingsError(
                 f"--mqtt: put the password in ${PASSWORD_VARIABLE}, not in the URL (where ps and logs show it)"
             )
         if parts.path not in ("", "/") or parts.query or parts.fragment:
-            raise InvalidInputError(f"--mqtt {url}: a broker URL has no path, query or fragment")
+            raise SettingsError(f"--mqtt {url}: a broker URL has no path, query or fragment")
         tls = parts.scheme == "mqtts"
         username = unquote(parts.username) if parts.username else None
         return cls(parts.hostname, port or (8883 if tls else 1883), username, environ.get(PASSWORD_VARIABLE), tls)

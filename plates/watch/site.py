@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from plates.exceptions import InvalidInputError
+from plates.exceptions import SettingsError
 from plates.watch.tracking import TRACKERS
 from plates.watch.watchlist import WatchedPlate, parse_entry
 
@@ -39,19 +39,19 @@ class CameraSettings:
 
     def check(self, where: str) -> None:
         if not CAMERA_ID.fullmatch(self.camera_id):
-            raise InvalidInputError(
+            raise SettingsError(
                 f"{where}: camera_id {self.camera_id!r} must be 1 to 64 letters, digits, '_' or '-' "
                 "(it is an MQTT topic level and part of Home Assistant's ids)"
             )
         if not self.fps > 0 or not self.lost_after > 0 or (self.max_delay is not None and not self.max_delay > 0):
-            raise InvalidInputError(
+            raise SettingsError(
                 f"{where}: fps ({self.fps}), lost_after ({self.lost_after}) and max_delay ({self.max_delay}) "
                 "must be above 0"
             )
         if self.max_in_flight < 1:
-            raise InvalidInputError(f"{where}: max_in_flight must be at least 1, got {self.max_in_flight}")
+            raise SettingsError(f"{where}: max_in_flight must be at least 1, got {self.max_in_flight}")
         if self.tracker not in TRACKERS:
-            raise InvalidInputError(f"{where}: tracker must be one of {', '.join(TRACKERS)}, got {self.tracker!r}")
+            raise SettingsError(f"{where}: tracker must be one of {', '.join(TRACKERS)}, got {self.tracker!r}")
 
 
 @dataclass(frozen=True)
@@ -69,15 +69,15 @@ class SiteSettings:
             camera.check(f"{where}: camera {camera.camera_id or index + 1}")
         ids = [camera.camera_id for camera in self.cameras]
         if duplicates := sorted({i for i in ids if ids.count(i) > 1}):
-            raise InvalidInputError(f"{where}: camera_id {', '.join(duplicates)} is given to more than one camera")
+            raise SettingsError(f"{where}: camera_id {', '.join(duplicates)} is given to more than one camera")
         if self.max_in_flight_total < 1:
-            raise InvalidInputError(f"{where}: max_in_flight_total must be at least 1, got {self.max_in_flight_total}")
+            raise SettingsError(f"{where}: max_in_flight_total must be at least 1, got {self.max_in_flight_total}")
         if self.max_distance < 0:
-            raise InvalidInputError(f"{where}: max_distance must be 0 or more, got {self.max_distance}")
+            raise SettingsError(f"{where}: max_distance must be 0 or more, got {self.max_distance}")
         if self.watchlist and self.watchlist_file:
-            raise InvalidInputError(f"{where}: a watchlist in the site file and a watchlist file: give one")
+            raise SettingsError(f"{where}: a watchlist in the site file and a watchlist file: give one")
         if not re.fullmatch(r"[A-Za-z0-9_/-]+", self.discovery_prefix) or self.discovery_prefix.endswith("/"):
-            raise InvalidInputError(f"{where}: discovery_prefix {self.discovery_prefix!r} is no MQTT topic prefix")
+            raise SettingsError(f"{where}: discovery_prefix {self.discovery_prefix!r} is no MQTT topic prefix")
 
 
 CAMERA_OPTIONS = tuple(f.name for f in fields(CameraSettings))
@@ -88,24 +88,24 @@ SITE_OPTIONS = ("cameras", "max_in_flight_total", "watchlist", "watchlist_file",
 def _number(value: Any, where: str, kind: type) -> float | int:
     # YAML's bools are ints to Python: `fps: yes` must not pass as 1.
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and isinstance(value, float)):
-        raise InvalidInputError(f"{where}: must be {'a whole number' if kind is int else 'a number'}, got {value!r}")
+        raise SettingsError(f"{where}: must be {'a whole number' if kind is int else 'a number'}, got {value!r}")
     return kind(value)
 
 
 def _string(value: Any, where: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise InvalidInputError(f"{where}: must be a string, got {value!r}")
+        raise SettingsError(f"{where}: must be a string, got {value!r}")
     return str(value)
 
 
 def _camera(raw: Any, where: str, base: Path) -> CameraSettings:
     if not isinstance(raw, dict):
-        raise InvalidInputError(f"{where}: must be a mapping of options (camera_id, source, fps, ...)")
+        raise SettingsError(f"{where}: must be a mapping of options (camera_id, source, fps, ...)")
     if unknown := sorted(set(map(str, raw)) - set(CAMERA_OPTIONS)):
-        raise InvalidInputError(f"{where}: unknown option {', '.join(unknown)} (known: {', '.join(CAMERA_OPTIONS)})")
+        raise SettingsError(f"{where}: unknown option {', '.join(unknown)} (known: {', '.join(CAMERA_OPTIONS)})")
     for required in ("camera_id", "source"):
         if raw.get(required) in (None, ""):
-            raise InvalidInputError(f"{where}: {required} is missing")
+            raise SettingsError(f"{where}: {required} is missing")
     options: dict[str, Any] = {}
     for name, value in raw.items():
         at = f"{where}: {name}"
@@ -122,7 +122,7 @@ def _camera(raw: Any, where: str, base: Path) -> CameraSettings:
 
 def _watchlist(raw: Any, where: str) -> list[WatchedPlate]:
     if not isinstance(raw, list):
-        raise InvalidInputError(f"{where}: must be a list of `PLATE label` strings or {{plate, label}} mappings")
+        raise SettingsError(f"{where}: must be a list of `PLATE label` strings or {{plate, label}} mappings")
     entries = []
     for index, item in enumerate(raw, start=1):
         at = f"{where}, item {index}"
@@ -132,7 +132,7 @@ def _watchlist(raw: Any, where: str) -> list[WatchedPlate]:
             plate, _, label = item.strip().partition(" ")
             entries.append(parse_entry(plate, label, at))
         else:
-            raise InvalidInputError(f"{at}: must be `PLATE label` or {{plate: PLATE, label: LABEL}}, got {item!r}")
+            raise SettingsError(f"{at}: must be `PLATE label` or {{plate: PLATE, label: LABEL}}, got {item!r}")
     return entries
 
 
@@ -141,17 +141,17 @@ def load_site(path: Path) -> SiteSettings:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as error:
-        raise InvalidInputError(f"--config {path}: cannot read it: {error.strerror}") from error
+        raise SettingsError(f"--config {path}: cannot read it: {error.strerror}") from error
     except (yaml.YAMLError, UnicodeDecodeError) as error:
-        raise InvalidInputError(f"--config {path}: not valid YAML: {error}") from error
+        raise SettingsError(f"--config {path}: not valid YAML: {error}") from error
     where = str(path)
     if not isinstance(raw, dict):
-        raise InvalidInputError(f"{where}: must be a mapping with a `cameras` list")
+        raise SettingsError(f"{where}: must be a mapping with a `cameras` list")
     if unknown := sorted(set(map(str, raw)) - set(SITE_OPTIONS)):
-        raise InvalidInputError(f"{where}: unknown option {', '.join(unknown)} (known: {', '.join(SITE_OPTIONS)})")
+        raise SettingsError(f"{where}: unknown option {', '.join(unknown)} (known: {', '.join(SITE_OPTIONS)})")
     cameras = raw.get("cameras")
     if not isinstance(cameras, list) or not cameras:
-        raise InvalidInputError(f"{where}: cameras must be a list of one camera or more")
+        raise SettingsError(f"{where}: cameras must be a list of one camera or more")
     base = path.parent
     camera_settings = [_camera(c, f"{where}: cameras, item {i}", base) for i, c in enumerate(cameras, start=1)]
     site = SiteSettings(

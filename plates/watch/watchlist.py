@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from plates.exceptions import InvalidInputError
+from plates.exceptions import SettingsError
 from plates.recognition.alphabet import ALPHABET
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ def plate_distance(a: str, b: str) -> float:
 def parse_entry(plate: str, label: str, where: str) -> WatchedPlate:
     normalized = normalize_plate(plate)
     if not PLATE.fullmatch(normalized):
-        raise InvalidInputError(
+        raise SettingsError(
             f"{where}: {plate!r} is not a plate (4 to 10 of the digits and the letters {ALPHABET[10:]})"
         )
     return WatchedPlate(normalized, label.strip())
@@ -100,7 +100,7 @@ class Watchlist:
 
     def __init__(self, entries: Iterable[WatchedPlate], max_distance: float = 0.0) -> None:
         if max_distance < 0:
-            raise InvalidInputError(f"the watchlist's max distance must be 0 or more, got {max_distance}")
+            raise SettingsError(f"the watchlist's max distance must be 0 or more, got {max_distance}")
         self.entries, self.max_distance = list(entries), max_distance
 
     def match(self, candidates: Iterable[str]) -> Match | None:
@@ -137,7 +137,7 @@ class WatchlistFile:
         try:
             text = self.path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
-            raise InvalidInputError(f"--watchlist {self.path}: cannot read it: {error}") from error
+            raise SettingsError(f"--watchlist {self.path}: cannot read it: {error}") from error
         return parse_lines(text, f"--watchlist {self.path}")
 
     def match(self, candidates: Iterable[str]) -> Match | None:
@@ -148,7 +148,7 @@ class WatchlistFile:
                 try:
                     self.watchlist = Watchlist(self._read(), self.max_distance)
                     log.warning("%s: read again, %d plates watched", self.path, len(self.watchlist.entries))
-                except InvalidInputError as error:
+                except SettingsError as error:
                     log.warning("%s; keeping the %d plates read before", error, len(self.watchlist.entries))
             watchlist = self.watchlist
         return watchlist.match(candidates)

@@ -5,7 +5,7 @@ import pytest
 
 from plates.comms.dispatcher import Dispatcher
 from plates.comms.mqtt import Broker, MqttTransport
-from plates.exceptions import InvalidInputError
+from plates.exceptions import SettingsError
 from plates.server.launcher import free_port
 from plates.watch.events import Event
 from plates.watch.watchlist import Match
@@ -35,7 +35,7 @@ def test_broker_url_gives_host_port_user_and_the_password_from_the_environment()
     ],
 )
 def test_a_bad_broker_url_is_an_error_naming_it(url, error):
-    with pytest.raises(InvalidInputError, match=error):
+    with pytest.raises(SettingsError, match=error):
         Broker.parse(url, {})
 
 

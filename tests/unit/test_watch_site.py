@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from plates.cli.watch import add_watch_parser, site_settings
-from plates.exceptions import InvalidInputError
+from plates.exceptions import SettingsError
 from plates.watch.site import CameraSettings, load_site
 from plates.watch.watchlist import WatchedPlate
 
@@ -63,13 +63,13 @@ def test_site_file_gives_its_cameras_and_what_they_share(tmp_path):
 )
 def test_a_bad_site_file_is_an_error_naming_the_file_and_what_is_wrong(tmp_path, text, error):
     path = write(tmp_path, text)
-    with pytest.raises(InvalidInputError, match=error) as raised:
+    with pytest.raises(SettingsError, match=error) as raised:
         load_site(path)
     assert str(path) in str(raised.value)
 
 
 def test_a_missing_site_file_is_an_error_naming_it(tmp_path):
-    with pytest.raises(InvalidInputError, match="--config .*nowhere.yaml: cannot read it"):
+    with pytest.raises(SettingsError, match="--config .*nowhere.yaml: cannot read it"):
         load_site(tmp_path / "nowhere.yaml")
 
 
@@ -93,17 +93,33 @@ def test_site_flags_override_the_site_file(tmp_path):
 
 
 def test_camera_flags_with_a_site_file_are_an_error(tmp_path):
-    with pytest.raises(InvalidInputError, match="--camera-id, --fps: with --config, set these per camera"):
+    with pytest.raises(SettingsError, match="--camera-id, --fps: with --config, set these per camera"):
         site_settings(parse("--config", str(write(tmp_path, SITE)), "--fps", "2", "--camera-id", "x"))
 
 
 def test_neither_or_both_of_source_and_config_is_an_error(tmp_path):
-    with pytest.raises(InvalidInputError, match="give SOURCE"):
+    with pytest.raises(SettingsError, match="give SOURCE"):
         site_settings(parse())
-    with pytest.raises(InvalidInputError, match="not both"):
+    with pytest.raises(SettingsError, match="not both"):
         site_settings(parse("video.mp4", "--config", str(write(tmp_path, SITE))))
 
 
 def test_a_bad_camera_id_flag_is_an_error():
-    with pytest.raises(InvalidInputError, match="camera_id 'a b'"):
+    with pytest.raises(SettingsError, match="camera_id 'a b'"):
         site_settings(parse("video.mp4", "--camera-id", "a b"))
+
+
+def test_plates_watch_with_a_broken_site_file_exits_78_with_one_line_naming_it(tmp_path, capsys):
+    from plates.cli.main import main
+
+    path = write(tmp_path, "cameras:\n  - {camera_id: gate, source: a.mp4, fsp: 5}\n")
+    assert main(["watch", "--config", str(path), "--url", "127.0.0.1:9"]) == 78
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{path}: cameras, item 1: unknown option fsp" in err
+
+
+def test_plates_watch_with_a_password_in_the_broker_url_exits_78(capsys):
+    from plates.cli.main import main
+
+    assert main(["watch", "video.mp4", "--mqtt", "mqtt://u:pw@broker", "--url", "127.0.0.1:9"]) == 78
+    assert "PLATES_MQTT_PASSWORD" in capsys.readouterr().err

@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from plates.exceptions import InvalidInputError
+from plates.exceptions import SettingsError
 from plates.watch.watchlist import (
     Match, WatchedPlate, Watchlist, WatchlistFile, normalize_plate, parse_lines, plate_distance,
 )  # fmt: skip
@@ -33,7 +33,7 @@ def test_watchlist_lines_give_plates_and_labels_and_skip_comments():
 
 
 def test_a_bad_watchlist_line_is_an_error_naming_the_file_and_line():
-    with pytest.raises(InvalidInputError, match=r"list.txt, line 2: 'A5!5' is not a plate"):
+    with pytest.raises(SettingsError, match=r"list.txt, line 2: 'A5!5' is not a plate"):
         parse_lines("A505PO198 ok\nA5!5 broken\n", "list.txt")
 
 
@@ -58,7 +58,7 @@ def test_fuzzy_watchlist_takes_the_nearest_watched_plate():
 
 
 def test_negative_max_distance_is_an_error():
-    with pytest.raises(InvalidInputError, match="max distance"):
+    with pytest.raises(SettingsError, match="max distance"):
         Watchlist([], max_distance=-1)
 
 
@@ -89,5 +89,5 @@ def test_watchlist_file_broken_by_an_edit_keeps_its_last_good_list(tmp_path, cap
 
 
 def test_watchlist_file_that_is_missing_at_start_is_an_error(tmp_path):
-    with pytest.raises(InvalidInputError, match="--watchlist .*missing.txt: cannot read it"):
+    with pytest.raises(SettingsError, match="--watchlist .*missing.txt: cannot read it"):
         WatchlistFile(tmp_path / "missing.txt")
