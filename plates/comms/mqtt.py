@@ -118,8 +118,6 @@ class MqttTransport:
 
     def close(self) -> None:
         """Wait up to `drain_timeout` for the broker to acknowledge what is queued, say `offline`, disconnect."""
-        if self._connected:
-            self._publish(STATUS, OFFLINE, retain=True, kind=None)
         deadline = time.monotonic() + self.drain_timeout
         with self._lock:
             while (left := self._undelivered()) and time.monotonic() < deadline:
@@ -127,6 +125,13 @@ class MqttTransport:
         if left:
             log.warning("mqtt %s: %d events and alerts not delivered before exit", self.broker.host, left)
         self._closing = True
+        if self._connected:
+            # A clean disconnect sends no last will: the retained status says `offline` itself.
+            status = self._client.publish(STATUS, OFFLINE, qos=1, retain=True)
+            try:
+                status.wait_for_publish(2.0)
+            except (RuntimeError, ValueError):
+                pass  # the connection dropped meanwhile: the broker sends the last will for it
         self._client.disconnect()
         self._client.loop_stop()
 
