@@ -91,3 +91,15 @@ def test_watchlist_file_broken_by_an_edit_keeps_its_last_good_list(tmp_path, cap
 def test_watchlist_file_that_is_missing_at_start_is_an_error(tmp_path):
     with pytest.raises(SettingsError, match="--watchlist .*missing.txt: cannot read it"):
         WatchlistFile(tmp_path / "missing.txt")
+
+
+def test_watchlist_file_deleted_then_written_again_keeps_then_takes_the_new_list(tmp_path, caplog):
+    path = tmp_path / "watchlist.txt"
+    path.write_text("A505PO198 delivery\n")
+    watchlist = WatchlistFile(path)
+    path.unlink()
+    with caplog.at_level(logging.WARNING):
+        assert watchlist.match(["A505PO198"]).label == "delivery"
+    assert "cannot read it" in caplog.text
+    path.write_text("B840CK197 boss\n")
+    assert watchlist.match(["A505PO198"]) is None and watchlist.match(["B840CK197"]).label == "boss"
