@@ -23,6 +23,7 @@ from plates.readiness import require_ready
 from plates.retry import PATIENT, RetryPolicy
 from plates.watch.runner import Site
 from plates.watch.sinks import JsonLinesSink, Sink
+from plates.watch.source import without_password
 from plates.watch.site import DEFAULT_CAMERA_ID, DEFAULT_DISCOVERY_PREFIX, CameraSettings, SiteSettings, load_site
 from plates.watch.tracking import TRACKERS
 from plates.watch.watchlist import Watchlist, WatchlistFile
@@ -146,7 +147,8 @@ def run_watch(args: argparse.Namespace) -> int:
             dispatcher.close()
     for run in runs:
         if run.summary is not None:
-            name = run.settings.source if len(runs) == 1 else f"{run.settings.camera_id} ({run.settings.source})"
+            source = without_password(run.settings.source)
+            name = source if len(runs) == 1 else f"{run.settings.camera_id} ({source})"
             print(run.summary.line(name, run.settings.tracker), file=sys.stderr)
     for line in dispatcher.summaries():
         print(line, file=sys.stderr)

@@ -19,7 +19,7 @@ import numpy as np
 from plates.client import Plate
 from plates.watch.sinks import CropSink, CsvSink, Sink, WebhookSink
 from plates.watch.site import CameraSettings, SiteSettings
-from plates.watch.source import FolderSource, VideoSource, open_source
+from plates.watch.source import FolderSource, VideoSource, open_source, without_password
 from plates.watch.tracking import PlateTracker
 from plates.watch.watcher import Summary, Watcher, Watchlist
 
@@ -111,7 +111,7 @@ class Site:
     def _watch(self, run: CameraRun, source: FolderSource | VideoSource, sinks: list[Sink]) -> None:
         camera = run.settings
         watcher = Watcher(
-            camera.source, self.recognize(source.live), PlateTracker(camera.tracker, camera.fps, camera.lost_after),
+            without_password(camera.source), self.recognize(source.live), PlateTracker(camera.tracker, camera.fps, camera.lost_after),
             self.shared + sinks, camera.max_in_flight, camera.max_delay, keep_crops=camera.save_crops is not None,
             camera_id=camera.camera_id, watchlist=self.watchlist, slots=self.slots, stop=self.stop,
         )  # fmt: skip

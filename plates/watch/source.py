@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
+from urllib.parse import urlsplit, urlunsplit
 
 import cv2
 import numpy as np
@@ -127,6 +128,15 @@ class VideoSource:
         self._capture.release()
 
 
+def without_password(spec: str) -> str:
+    """`spec` as events and logs may show it: a stream URL's password (rtsp://user:secret@cam) starred out."""
+    parts = urlsplit(spec)
+    if parts.password is None:
+        return spec
+    netloc = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
 def open_source(spec: str, fps: float) -> FolderSource | VideoSource:
     """The source `spec` names: a camera index (`0`), a stream URL, a folder of images, or a video file."""
     if not fps > 0:
@@ -135,7 +145,8 @@ def open_source(spec: str, fps: float) -> FolderSource | VideoSource:
         return VideoSource(f"camera {spec}", lambda: cv2.VideoCapture(int(spec)), fps, live=True)
     if spec.lower().startswith(STREAM_SCHEMES):
         params = [cv2.CAP_PROP_OPEN_TIMEOUT_MSEC, OPEN_TIMEOUT_MS, cv2.CAP_PROP_READ_TIMEOUT_MSEC, READ_TIMEOUT_MS]
-        return VideoSource(spec, lambda: cv2.VideoCapture(spec, cv2.CAP_FFMPEG, params), fps, live=True)
+        name = without_password(spec)
+        return VideoSource(name, lambda: cv2.VideoCapture(spec, cv2.CAP_FFMPEG, params), fps, live=True)
     path = Path(spec)
     if path.is_dir():
         return FolderSource(path, fps)

@@ -156,3 +156,10 @@ def test_ctrl_c_ends_every_camera_with_its_summary():
     runs = Site(site(CameraSettings("a", "a"), CameraSettings("b", "b")), lambda live: plate_at, [Collect()],
                 open_source=lambda spec, fps: EndlessLive()).run()  # fmt: skip
     assert [run.summary.interrupted for run in runs] == [True, True] and all(run.summary.frames for run in runs)
+
+
+def test_events_name_a_stream_without_its_password():
+    sink = Collect()
+    Site(site(CameraSettings("gate", "rtsp://admin:s3cret@cam/1")), lambda live: plate_at, [sink],
+         open_source=lambda spec, fps: FakeSource(10)).run()  # fmt: skip
+    assert [e.source for e in sink.events] == ["rtsp://admin:***@cam/1"]

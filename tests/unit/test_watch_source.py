@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from plates.exceptions import InvalidInputError, SourceUnavailableError
-from plates.watch.source import VideoSource, open_source
+from plates.watch.source import VideoSource, open_source, without_password
 
 
 def write_video(path, count: int = 20, fps: int = 10):
@@ -89,3 +89,15 @@ def test_a_live_source_waiting_to_reopen_ends_when_stopped():
     started = time.monotonic()
     assert list(source.frames(stop)) == []
     assert time.monotonic() - started < 0.9  # the first reopen waits 1 s; a stop cuts it short
+
+
+def test_a_stream_urls_password_is_starred_out_of_what_events_and_logs_show():
+    assert without_password("rtsp://admin:s3cret@10.0.0.5:554/stream1") == "rtsp://admin:***@10.0.0.5:554/stream1"
+    assert without_password("rtsp://10.0.0.5/stream1") == "rtsp://10.0.0.5/stream1"
+    assert without_password("videos/gate.mp4") == "videos/gate.mp4"
+
+
+def test_a_stream_that_cannot_be_opened_is_named_without_its_password():
+    with pytest.raises(SourceUnavailableError, match=r"http://user:\*\*\*@127.0.0.1:9/cam: cannot open") as raised:
+        open_source("http://user:s3cret@127.0.0.1:9/cam", fps=1)
+    assert "s3cret" not in str(raised.value)
