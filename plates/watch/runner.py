@@ -112,7 +112,8 @@ class Site:
         camera = run.settings
         tracker = PlateTracker(camera.tracker, camera.fps, camera.lost_after)
         watcher = Watcher(
-            without_password(camera.source), self.recognize(source.live), tracker, self.shared + sinks, camera.max_in_flight, camera.max_delay, keep_crops=camera.save_crops is not None,
+            without_password(camera.source), self.recognize(source.live), tracker, self.shared + sinks,
+            camera.max_in_flight, camera.max_delay, keep_crops=camera.save_crops is not None,
             camera_id=camera.camera_id, watchlist=self.watchlist, slots=self.slots, stop=self.stop,
         )  # fmt: skip
         try:
