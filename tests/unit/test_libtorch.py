@@ -3,6 +3,7 @@ and compute there what they compute in the torch 2.5.1 that wrote them, on real 
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -34,8 +35,10 @@ def test_stn_and_lprnet_compute_the_same_in_torch_2_13(tmp_path):
     with torch.inference_mode():
         expected = [torch.jit.load(str(stn))(inputs)]
         expected.append(torch.jit.load(str(lprnet))(expected[0]))
+    # Nothing of this process's environment that would point the other interpreter at torch 2.5.1's libraries.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "LD_LIBRARY_PATH", "LD_PRELOAD")}
     run = subprocess.run([str(PYTHON), str(RUNNER), str(tmp_path / "inputs.pt"), str(tmp_path / "outputs.pt"),
-                          str(stn), str(lprnet)], capture_output=True, text=True, timeout=300)  # fmt: skip
+                          str(stn), str(lprnet)], capture_output=True, text=True, timeout=300, env=env)  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.startswith("torch 2.13.0"), run.stdout
     actual = torch.load(tmp_path / "outputs.pt", weights_only=True)
