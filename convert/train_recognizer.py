@@ -2,7 +2,7 @@
 
     python convert/train_recognizer.py sheet                 # docs/recognizer.sheet.png: synthetic beside real crops
     python convert/train_recognizer.py train                 # ~1 h on 2 cores; resumes from runs/recognizer/last.pt
-    python convert/train_recognizer.py validate [--pretrained]   # the validation sets, read by best.pt or the reference
+    python convert/train_recognizer.py validate [--pretrained]   # the validation sets, read by last.pt or the reference
     python convert/train_recognizer.py export                # weights/plates_stn.pt, weights/plates_lprnet.pt
 
 Data: `--detect` (../shared/data/detect) train split less every photo `--e2e` lists; never its val split. Its plates
@@ -24,6 +24,7 @@ import torch
 
 from plates.export import load_network
 from plates.nets import LPRNet, SpatialTransformer
+from plates.training.augment import ENLARGE_SHARE
 from plates.training.dataset import CropSet, background_photos, real_set, synthetic_set
 from plates.training.real_plates import PseudoLabeller, label_plates, load_plates, save_plates
 from plates.training.trainer import TrainSettings, train, validate
@@ -65,7 +66,8 @@ def datasets(args) -> tuple[CropSet, CropSet, dict[str, CropSet]]:
     print(f"real plates: {len(train_plates)} to train on, {len(val_plates)} to validate", flush=True)
     backgrounds = background_photos(args.detect, args.e2e)
     real = cached(out / "real.npz", lambda: real_set(train_plates, args.real_cuts, args.seed))
-    synthetic = cached(out / "synthetic.npz", lambda: synthetic_set(args.synthetic, args.seed, backgrounds))
+    synthetic = cached(out / "synthetic.npz", lambda: synthetic_set(args.synthetic, args.seed, backgrounds,
+                                                                      enlarge_share=args.enlarge_share))
     validations = {
         "real-val": cached(out / "real_val.npz", lambda: real_set(val_plates, 1, args.seed + 1, augment=False)),
         "real-val-aug": cached(out / "real_val_aug.npz", lambda: real_set(val_plates, 4, args.seed + 2)),
@@ -92,7 +94,13 @@ def sheet(args) -> int:
 def run_training(args) -> int:
     torch.set_num_threads(args.threads)
     real, synthetic, validations = datasets(args)
-    stn, lprnet = pretrained() if args.init == "pretrained" else (SpatialTransformer(), LPRNet())
+    if args.init == "pretrained":
+        stn, lprnet = pretrained()
+    else:
+        stn, lprnet = SpatialTransformer(), LPRNet()
+        if args.init != "scratch":  # a checkpoint of an earlier run: this one goes on from its networks
+            state = torch.load(args.init, map_location="cpu", weights_only=False)
+            stn.load_state_dict(state["stn"]), lprnet.load_state_dict(state["lprnet"])
     settings = TrainSettings(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                              synthetic_per_epoch=args.synthetic_per_epoch, seed=args.seed)
     train(stn, lprnet, real, synthetic, validations, args.out, settings, log=lambda line: print(line, flush=True))
@@ -105,7 +113,7 @@ def run_validation(args) -> int:
     if args.pretrained:
         stn, lprnet = pretrained()
     else:
-        state = torch.load(args.out / "best.pt", map_location="cpu", weights_only=False)
+        state = torch.load(args.out / f"{args.checkpoint}.pt", map_location="cpu", weights_only=False)
         stn, lprnet = SpatialTransformer(), LPRNet()
         stn.load_state_dict(state["stn"]), lprnet.load_state_dict(state["lprnet"])
     for name, data in validations.items():
@@ -114,8 +122,10 @@ def run_validation(args) -> int:
 
 
 def export(args) -> int:
-    """The best epoch's networks as the project's weight files, in the pretrained checkpoints' format."""
-    state = torch.load(args.out / "best.pt", map_location="cpu", weights_only=False)
+    """A checkpoint's networks as the project's weight files, in the pretrained checkpoints' format: the last epoch's
+    by default, where the schedule ends; the validation sets that pick best.pt hold 25 real plates, too few to pick
+    between epochs."""
+    state = torch.load(args.out / f"{args.checkpoint}.pt", map_location="cpu", weights_only=False)
     for name, path in OUTPUTS.items():
         torch.save({"net_state_dict": state[name]}, path)
         print(f"wrote {path}: epoch {state['epoch']}, SHA-256 {sha256_of(path)} (record it in plates/weights.py)")
@@ -129,15 +139,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--e2e", type=Path, default=SHARED / "e2e.json", help="photos never to train on")
     parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "runs" / "recognizer")
     parser.add_argument("--sheet", type=Path, default=PROJECT_ROOT / "docs" / "recognizer.sheet.png")
-    parser.add_argument("--init", choices=["pretrained", "scratch"], default="pretrained")
+    parser.add_argument("--init", default="pretrained", help="pretrained, scratch, or a checkpoint (last.pt) to go on from")
     parser.add_argument("--epochs", type=int, default=TrainSettings.epochs)
     parser.add_argument("--batch-size", type=int, default=TrainSettings.batch_size)
     parser.add_argument("--lr", type=float, default=TrainSettings.lr)
     parser.add_argument("--synthetic", type=int, default=60000, help="synthetic crops rendered")
     parser.add_argument("--synthetic-per-epoch", type=int, default=TrainSettings.synthetic_per_epoch)
+    parser.add_argument("--enlarge-share", type=float, default=ENLARGE_SHARE,
+                        help="share of synthetic plates made as a small photo enlarged to the frame")
     parser.add_argument("--real-cuts", type=int, default=40, help="augmented cuts of each real plate")
-    parser.add_argument("--min-label-confidence", type=float, default=0.1)
-    parser.add_argument("--pretrained", action="store_true", help="validate: the reference weights, not best.pt")
+    parser.add_argument("--min-label-confidence", type=float, default=0.3)
+    parser.add_argument("--pretrained", action="store_true", help="validate: the reference weights, not a checkpoint")
+    parser.add_argument("--checkpoint", choices=["last", "best"], default="last", help="export: which epoch's")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

@@ -18,12 +18,23 @@ import math
 import cv2
 import numpy as np
 
-from plates.recognition.crops import CROP_HEIGHT, CROP_WIDTH, CropVariant, cut_crops, sharpen
+from plates.recognition.crops import CROP_HEIGHT, CROP_WIDTH, CropVariant, cut_crops
 
 PLATE_WIDTHS = (40.0, 600.0)  # px in the frame, log-uniform
 PADS = (0.05, 0.35)  # vertical pad, share of the box height; yolo cuts 0.1 to 0.3
 MARGINS = (-0.05, 0.12)  # horizontal margin, share of the box width; yolo cuts -0.03 to 0.1
+ENLARGE_SHARE = 0.15  # of synthetic crops made as a small photo rescaled to the frame (car.jpg is one)
 BOX_JITTER = (0.05, 0.1)  # the detector's error on each side, share of the box width and height (standard dev.)
+
+
+# The unsharp mask the service once put on much enlarged photos (sigma 3 frame pixels, amount 0.8): the committed
+# weights were trained with it on part of their enlarged plates, which made them robust to both looks.
+SHARPEN_SIGMA, SHARPEN_AMOUNT = 3.0, 0.8
+
+
+def sharpen(image: np.ndarray) -> np.ndarray:
+    blurred = cv2.GaussianBlur(image, (0, 0), SHARPEN_SIGMA)
+    return cv2.addWeighted(image, 1 + SHARPEN_AMOUNT, blurred, -SHARPEN_AMOUNT, 0)
 
 
 def _uniform(rng: np.random.Generator, bounds: tuple[float, float]) -> float:
@@ -127,7 +138,9 @@ def to_crop(region: np.ndarray) -> np.ndarray:
     return cv2.resize(region, (CROP_WIDTH, CROP_HEIGHT), interpolation=cv2.INTER_CUBIC)
 
 
-def synthetic_crop(plate: np.ndarray, rng: np.random.Generator, backgrounds: list[np.ndarray]) -> np.ndarray:
+def synthetic_crop(
+    plate: np.ndarray, rng: np.random.Generator, backgrounds: list[np.ndarray], enlarge_share: float = ENLARGE_SHARE
+) -> np.ndarray:
     """A flat plate (plates.training.synthetic.render_plate) as the served pipeline would cut it from a photo."""
     plate_h, plate_w = plate.shape[:2]
     corners = _plate_corners((plate_w, plate_h), rng)
@@ -140,7 +153,7 @@ def synthetic_crop(plate: np.ndarray, rng: np.random.Generator, backgrounds: lis
     # A small photo rescaled to the frame: the region is made smaller, enlarged back, and sharpened as served.
     # Kept at 30 px wide or more before enlarging: less holds no readable text.
     plate_width = float(corners[:, 0].max() - corners[:, 0].min())
-    enlarge = float(rng.uniform(2, max(2.0, min(4.0, plate_width / 30)))) if rng.random() < 0.15 else 1.0
+    enlarge = float(rng.uniform(2, max(2.0, min(4.0, plate_width / 30)))) if rng.random() < enlarge_share else 1.0
     small = (max(2, round(size[0] / enlarge)), max(2, round(size[1] / enlarge)))
     target = (corners - origin) * [small[0] / size[0], small[1] / size[1]]
     # Shrink the flat plate near its final size first: a perspective warp samples, it does not average.
@@ -168,6 +181,8 @@ def real_crop(photo: np.ndarray, box: np.ndarray, rng: np.random.Generator) -> n
         photo = cv2.resize(photo, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
     jittered = jitter_box(np.asarray(box, np.float32) * scale, rng)
     (cut,) = cut_crops(photo, jittered[None], [random_variant(rng)])
+    if min(1920 / photo.shape[1], 1080 / photo.shape[0]) >= 2:  # as the service's cuts of such photos once were
+        cut = sharpen(cut)
     if rng.random() < 0.5:
         cut = _degrade(_photometric(cut, rng), rng)
     return to_crop(cut)

@@ -15,7 +15,7 @@ import torch
 
 from plates.recognition.alphabet import ALPHABET
 from plates.recognition.crops import cut_crops
-from plates.training.augment import real_crop, synthetic_crop, to_crop
+from plates.training.augment import ENLARGE_SHARE, real_crop, synthetic_crop, to_crop
 from plates.training.real_plates import RealPlate, training_photos
 from plates.training.synthetic import random_format, random_text, render_plate
 
@@ -76,22 +76,24 @@ def _init_worker(backgrounds: list[np.ndarray]) -> None:
     _BACKGROUNDS[:] = backgrounds
 
 
-def synthetic_sample(seed: int, index: int) -> tuple[np.ndarray, str]:
+def synthetic_sample(seed: int, index: int, enlarge_share: float = ENLARGE_SHARE) -> tuple[np.ndarray, str]:
     rng = np.random.default_rng([seed, index])
     style = random_format(rng)
     text = random_text(style, rng)
-    return synthetic_crop(render_plate(text, style, rng), rng, _BACKGROUNDS), text
+    return synthetic_crop(render_plate(text, style, rng), rng, _BACKGROUNDS, enlarge_share), text
 
 
-def _synthetic_chunk(args: tuple[int, int, int]) -> list[tuple[np.ndarray, str]]:
-    seed, start, stop = args
-    return [synthetic_sample(seed, index) for index in range(start, stop)]
+def _synthetic_chunk(args: tuple[int, int, int, float]) -> list[tuple[np.ndarray, str]]:
+    seed, start, stop, enlarge_share = args
+    return [synthetic_sample(seed, index, enlarge_share) for index in range(start, stop)]
 
 
-def synthetic_set(count: int, seed: int, backgrounds: list[np.ndarray], processes: int = 2) -> CropSet:
+def synthetic_set(
+    count: int, seed: int, backgrounds: list[np.ndarray], processes: int = 2, enlarge_share: float = ENLARGE_SHARE
+) -> CropSet:
     """`count` synthetic crops, sample i drawn from generator (seed, i)."""
     _init_worker(backgrounds)
-    chunks = [(seed, start, min(start + 500, count)) for start in range(0, count, 500)]
+    chunks = [(seed, start, min(start + 500, count), enlarge_share) for start in range(0, count, 500)]
     if processes > 1:
         with multiprocessing.get_context("fork").Pool(processes) as pool:
             parts = pool.map(_synthetic_chunk, chunks)
