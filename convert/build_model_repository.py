@@ -2,6 +2,7 @@
 
     python convert/build_model_repository.py                       # local: model_repository/, weights looked up
     python convert/build_model_repository.py --weights-dir weights --instance-kind gpu   # the serving image
+    python convert/build_model_repository.py --recognizer pretrained   # the reference STN and LPRNet instead
 
 Weights are looked up in --weights-dir, else $PLATES_WEIGHTS_DIR, weights/, ../shared/weights, and checked
 against their recorded SHA-256. The same script builds the repository here and in the Dockerfile.
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 from plates.exceptions import PlatesError
-from plates.export import DEFAULT_REPOSITORY, INSTANCE_KINDS, build_model_repository
+from plates.export import DEFAULT_REPOSITORY, INSTANCE_KINDS, RECOGNIZERS, build_model_repository
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,9 +25,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--instance-kind", choices=sorted(INSTANCE_KINDS), default="auto", help="pin every model to GPU or CPU"
     )
+    parser.add_argument(
+        "--recognizer", choices=sorted(RECOGNIZERS), default="plates",
+        help="STN and LPRNet weights: the project's own (weights/plates_*.pt) or the pretrained reference",
+    )
     args = parser.parse_args(argv)
     try:
-        for path in build_model_repository(args.repository, args.weights_dir, args.instance_kind):
+        for path in build_model_repository(args.repository, args.weights_dir, args.instance_kind, args.recognizer):
             print(f"wrote {path}")
     except PlatesError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -22,6 +22,13 @@ DEFAULT_REPOSITORY = PROJECT_ROOT / "model_repository"
 TRACE_TOLERANCE = 1e-4
 INSTANCE_KINDS = {"auto": "KIND_AUTO", "gpu": "KIND_GPU", "cpu": "KIND_CPU"}
 DETECTOR_FILE = DETECTOR_FILES["torch"]
+# The recognizer's weight files, by name: this project's own (convert/train_recognizer.py, in weights/), or the
+# pretrained reference it was trained from (../shared/weights), which `--recognizer pretrained` still serves so that
+# the two can be measured against each other.
+RECOGNIZERS = {
+    "plates": {"stn": "plates_stn.pt", "lprnet": "plates_lprnet.pt"},
+    "pretrained": {"stn": "stn.pth", "lprnet": "lprnet.pth"},
+}
 
 
 def load_network(network: torch.nn.Module, checkpoint: Path) -> torch.nn.Module:
@@ -92,15 +99,20 @@ def set_detector_format(repository: Path, format: str) -> None:
 
 
 def build_model_repository(
-    repository: Path = DEFAULT_REPOSITORY, weights_dir: Path | None = None, instance_kind: str = "auto"
+    repository: Path = DEFAULT_REPOSITORY,
+    weights_dir: Path | None = None,
+    instance_kind: str = "auto",
+    recognizer: str = "plates",
 ) -> list[Path]:
-    """Write the generated files into `repository` and return their paths."""
+    """Write the generated files into `repository` and return their paths; `recognizer` names the STN and LPRNet
+    weights (RECOGNIZERS)."""
     stn_file, lprnet_file, detector_file, onnx_file = generated_files(repository)
+    names = RECOGNIZERS[recognizer]
     networks = [
-        (SpatialTransformer(), "stn.pth", stn_file),
-        (LPRNet(), "lprnet.pth", lprnet_file),
+        (SpatialTransformer(), names["stn"], stn_file),
+        (LPRNet(), names["lprnet"], lprnet_file),
     ]
-    sources = {name: find_weights(name, weights_dir) for name in ("stn.pth", "lprnet.pth", DETECTOR_FILE)}
+    sources = {name: find_weights(name, weights_dir) for name in (names["stn"], names["lprnet"], DETECTOR_FILE)}
     for network, weights, target in networks:
         traced = trace_checked(load_network(network, sources[weights]), weights)
         target.parent.mkdir(parents=True, exist_ok=True)

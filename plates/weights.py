@@ -38,6 +38,16 @@ WEIGHT_FILES = {
             _RECOGNIZER_SOURCE + "stn.pth",
         ),
         WeightFile(
+            "plates_stn.pt",
+            "364dec9ed987ddfdd1c6e5c245e778704664612f44f138723036cdb17c3391da",
+            "this repository's weights/ (train it again with convert/train_recognizer.py)",
+        ),
+        WeightFile(
+            "plates_lprnet.pt",
+            "95283d9bdc428e1cd57aa13a0fdff1fe4b2eb995f5489781bad8eca80c71e7a2",
+            "this repository's weights/ (train it again with convert/train_recognizer.py)",
+        ),
+        WeightFile(
             "plate_detector.pt",
             "d29fbf247e285bab133ab737ed5e88b47c5455fd13e160488ca7743a9579c540",
             "this repository's weights/ (train it again with convert/train_detector.py)",

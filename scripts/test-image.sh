@@ -55,15 +55,6 @@ RUN_ARGS=()
 [ "$KIND" = gpu ] && RUN_ARGS+=(--gpus all)
 
 # --- build -------------------------------------------------------------------------------------------------------
-# The build bind-mounts weights/: put the recognizer checkpoints there (gitignored) from wherever setup found them.
-poetry run python - <<'EOF'
-import shutil
-from plates.weights import PROJECT_ROOT, find_weights
-for name in ("stn.pth", "lprnet.pth"):
-    target = PROJECT_ROOT / "weights" / name
-    if find_weights(name) != target:
-        shutil.copyfile(find_weights(name), target)
-EOF
 if [ "${ENGINE[0]}" = podman ]; then
   # Podman writes OCI images by default, which have no HEALTHCHECK: Docker's format keeps it.
   BUILD_ARGS+=(--format docker)

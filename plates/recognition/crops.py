@@ -7,20 +7,17 @@ from the photo at its own size reads 58.
 
 Each plate can be cut several ways (variants: other vertical paddings, a box a little narrower or wider) and read
 once per cut; `plates.recognition.ctc.vote` then keeps the text the cuts agree on. Wider cuts matter most with
-detected boxes, which often end tight on the region's last digit. With the constrained decoder, on the 75 photos,
-the 15 variants of DEFAULT_VARIANTS read 69 plates from the ground-truth boxes and 66 from the first detector's
-boxes; one cut reads 62 and 52; margins 0 and +-0.03 alone read 68 and 59.
+detected boxes, which often end tight on the region's last digit. With the pretrained reader and the constrained
+decoder, on the 75 photos, the 15 variants of DEFAULT_VARIANTS read 69 plates from the ground-truth boxes and 66 from
+the first detector's boxes; one cut read 62 and 52. This project's reader was trained on cuts of every pad and
+margin around jittered boxes: the two of SERVED_VARIANTS read as many as its 15 do (docs/recognizer.md).
 
-A photo enlarged two times or more to reach that frame (car.jpg is 780x439) has soft edges that the recognizer
-misreads (C as O); an unsharp mask on the enlarged frame restores them. car.jpg's plate is 38 px wide, and its C
-is a close call: sigma 3 with amount 0.8 and these variants read B840CK197 from the reference box and the detected
-box, but B840OK197 from the reference box moved a pixel up or down and from the detected box moved a pixel sideways
-(of the 81 boxes made by moving the detected box's corners by up to a pixel, 56 read C); sigma 4 with amount 0.5,
-or a 15% margin added, read B840OK197 from the reference box or the first detector's (the 15% margin would read 68
-on e2e.json). These settings were chosen on e2e.json and car.jpg themselves: there is no held-out set.
+A photo much smaller than that frame (car.jpg is 780x439) is enlarged to it, not sharpened: the reference's reader
+needed an unsharp mask there to read car.jpg's C, and this project's reader (trained on such enlarged plates,
+docs/recognizer.md) reads it better without one (its 15 cuts vote B840CK197 unsharpened, B840OK197 sharpened).
 
-Only each plate's neighbourhood of that frame is made: the region its cuts cover, and the blur's reach when
-sharpening, resized from whole blocks of the photo (pixels that become a whole number of frame pixels and read no
+Only each plate's neighbourhood of that frame is made: the region its cuts cover, resized from whole blocks of the
+photo (pixels that become a whole number of frame pixels and read no
 pixel outside), so the cuts are those of the whole rescaled frame, pixel for pixel.
 """
 
@@ -37,9 +34,6 @@ import numpy as np
 CROP_HEIGHT, CROP_WIDTH = 24, 94
 DEFAULT_VERTICAL_PAD = 0.2
 REFERENCE_FRAME = (1920, 1080)  # width, height
-SHARPEN_FROM_SCALE = 2.0  # enlargement from which the frame is sharpened
-SHARPEN_SIGMA, SHARPEN_AMOUNT = 3.0, 0.8  # unsharp mask: Gaussian sigma in frame pixels, weight of the detail
-SHARPEN_RADIUS = round(3 * SHARPEN_SIGMA)  # of the Gaussian's kernel: 3 sigma, as OpenCV sizes it for uint8
 
 
 @dataclass(frozen=True)
@@ -53,6 +47,10 @@ def variants(vertical_pads: Sequence[float], horizontal_margins: Sequence[float]
 
 
 DEFAULT_VARIANTS = variants((0.1, 0.2, 0.3), (-0.03, 0.0, 0.03, 0.06, 0.1))
+# What `yolo` cuts now (its config's crop_vertical_pads and crop_horizontal_margins): this project's recognizer,
+# trained on cuts of any pad and margin around jittered boxes, reads from these two what the 15 above gave the
+# pretrained one to vote over. DEFAULT_VARIANTS stay the cuts the pretrained reader labels training plates with.
+SERVED_VARIANTS = variants((0.1, 0.2), (0.03,))
 
 
 def crop_bounds(box: np.ndarray, variant: CropVariant, width: int, height: int) -> tuple[int, int, int, int]:
@@ -82,12 +80,6 @@ def normalize(crop_bgr: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(((rgb - 127.5) * 0.0078125).transpose(2, 0, 1))
 
 
-def sharpen(image: np.ndarray) -> np.ndarray:
-    kernel = 2 * SHARPEN_RADIUS + 1
-    blurred = cv2.GaussianBlur(image, (kernel, kernel), SHARPEN_SIGMA)
-    return cv2.addWeighted(image, 1 + SHARPEN_AMOUNT, blurred, -SHARPEN_AMOUNT, 0)
-
-
 @functools.lru_cache
 def _blocks(size: int, frame_size: int) -> tuple[int, int, bool]:
     """How cv2.resize maps a side of `size` photo pixels onto `frame_size`: in blocks, every `period` photo pixels
@@ -114,37 +106,27 @@ def _source_span(start: int, stop: int, size: int, frame_size: int) -> tuple[sli
 
 
 def _neighbourhood(image: np.ndarray, left: int, top: int, right: int, bottom: int) -> tuple[np.ndarray, int, int]:
-    """Pixels of the photo rescaled to REFERENCE_FRAME (sharpened when much enlarged) that hold the frame's
-    [top:bottom, left:right], and their origin in the frame."""
+    """Pixels of the photo rescaled to REFERENCE_FRAME that hold the frame's [top:bottom, left:right], and their
+    origin in the frame."""
     height, width = image.shape[:2]
     frame_width, frame_height = REFERENCE_FRAME
     if (width, height) == REFERENCE_FRAME:
         return image, 0, 0
-    sharpened = min(frame_width / width, frame_height / height) >= SHARPEN_FROM_SCALE
-    if sharpened:
-        # The blur reaches SHARPEN_RADIUS pixels: those around the cuts must be the frame's own. Where the region
-        # meets the frame's edge, the blur reflects it as it does the whole frame's.
-        left, top = max(left - SHARPEN_RADIUS, 0), max(top - SHARPEN_RADIUS, 0)
-        right, bottom = min(right + SHARPEN_RADIUS, frame_width), min(bottom + SHARPEN_RADIUS, frame_height)
     columns, x, x_stop = _source_span(left, right, width, frame_width)
     rows, y, y_stop = _source_span(top, bottom, height, frame_height)
     scaled = cv2.resize(image[rows, columns], (x_stop - x, y_stop - y), interpolation=cv2.INTER_AREA)
-    region = scaled[top - y : bottom - y, left - x : right - x]
-    return (sharpen(region) if sharpened else region), left, top
+    return scaled[top - y : bottom - y, left - x : right - x], left, top
 
 
 def whole_frame_cuts(
     image: np.ndarray, boxes: np.ndarray, crop_variants: Sequence[CropVariant] = DEFAULT_VARIANTS
 ) -> list[np.ndarray]:
-    """The definition `cut_crops` keeps to pixel for pixel, the slow way: the whole photo rescaled to REFERENCE_FRAME
-    (and sharpened, with OpenCV's own kernel for SHARPEN_SIGMA), then cut. For tests and benchmarks/compare_crops.py."""
+    """The definition `cut_crops` keeps to pixel for pixel, the slow way: the whole photo rescaled to REFERENCE_FRAME,
+    then cut. For tests and benchmarks/compare_crops.py."""
     height, width = image.shape[:2]
     frame = image
     if (width, height) != REFERENCE_FRAME:
         frame = cv2.resize(image, REFERENCE_FRAME, interpolation=cv2.INTER_AREA)
-        if min(REFERENCE_FRAME[0] / width, REFERENCE_FRAME[1] / height) >= SHARPEN_FROM_SCALE:
-            blurred = cv2.GaussianBlur(frame, (0, 0), SHARPEN_SIGMA)
-            frame = cv2.addWeighted(frame, 1 + SHARPEN_AMOUNT, blurred, -SHARPEN_AMOUNT, 0)
     scale = np.array([REFERENCE_FRAME[0] / width, REFERENCE_FRAME[1] / height] * 2, np.float32)
     return [crop_box(frame, box, variant) for box in np.asarray(boxes, np.float32) * scale for variant in crop_variants]
 
@@ -152,7 +134,7 @@ def whole_frame_cuts(
 def cut_crops(
     image: np.ndarray, boxes: np.ndarray, crop_variants: Sequence[CropVariant] = (CropVariant(),)
 ) -> list[np.ndarray]:
-    """BGR cuts of the photo rescaled to REFERENCE_FRAME (sharpened when much enlarged) for the boxes `boxes` ([N, 4]
+    """BGR cuts of the photo rescaled to REFERENCE_FRAME for the boxes `boxes` ([N, 4]
     in image pixels), the variants of box 0 first: what prepare_crops normalizes."""
     height, width = image.shape[:2]
     frame_width, frame_height = REFERENCE_FRAME

@@ -281,7 +281,7 @@ def test_dockerignore_keeps_the_context_to_what_the_build_uses(dockerfile, docke
                  "model_repository/stn/1/model.pt", "model_repository/yolo/1/plate_detector.pt",
                  "model_repository/yolo/1/plate_detector.onnx"]:  # fmt: skip
         assert dockerignore.ignores(path), f"{path} would be sent to the build"
-    for path in ["weights/stn.pth", "weights/lprnet.pth", "weights/plate_detector.pt"]:
+    for path in ["weights/plates_stn.pt", "weights/plates_lprnet.pt", "weights/plate_detector.pt"]:
         assert not dockerignore.ignores(path), f"{path} is needed by the build"
     # Every committed file under what the Dockerfile copies or mounts reaches the build.
     sources = [src.rstrip("/") for stage in range(dockerfile.final_stage + 1)

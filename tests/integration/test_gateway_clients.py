@@ -324,8 +324,8 @@ def viseron(host: str, port: int, image: bytes, min_confidence: float) -> list[d
 @pytest.mark.parametrize("deployment", ["open", "anonymous"])
 def test_codeproject_ai_api_as_viseron_calls_it(gateways, car, deployment):
     host, port = gateways[deployment].removeprefix("http://").split(":")
-    [found] = viseron(host, int(port), car, min_confidence=0.5)
-    assert found["plate"] == PLATE.upper() and found["confidence"] >= 0.5 and found["box"] == (95, 330, 132, 343)
+    [found] = viseron(host, int(port), car, min_confidence=0.2)
+    assert found["plate"] == PLATE.upper() and found["confidence"] >= 0.2 and found["box"] == (95, 330, 132, 343)
     assert viseron(host, int(port), car, min_confidence=0.99) == []
 
 
@@ -346,6 +346,6 @@ def test_a_recorder_polls_the_status_routes_then_sends_a_photo(gateways, car, de
         status = requests.get(url + route, timeout=10)
         assert status.status_code == 200 and status.json()["success"] is True, route
     answer = requests.post(url + "/v1/vision/alpr", files={field: ("alpr.jpg", car, "image/jpeg")},
-                           data={"min_confidence": "0.4"}, timeout=60).json()  # fmt: skip
+                           data={"min_confidence": "0.2"}, timeout=60).json()  # fmt: skip
     assert answer["success"] and [p["label"] for p in answer["predictions"]] == ["Plate: B840CK197"]
     assert answer["count"] == 1 and answer["message"] == "Found Plate: B840CK197"

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from plates.exceptions import PlatesError, WeightsError
+from plates.weights import PROJECT_ROOT
 from plates.export import (
     DEFAULT_REPOSITORY,
     build_model_repository,
@@ -50,5 +51,14 @@ def test_trace_checked_fails_when_the_trace_diverges():
 
 
 def test_build_stops_on_missing_weights_naming_the_file(tmp_path):
-    with pytest.raises(WeightsError, match=r"weight file stn.pth not found; looked in: .*empty"):
+    with pytest.raises(WeightsError, match=r"weight file plates_stn.pt not found; looked in: .*empty"):
         build_model_repository(copy_sources(tmp_path), weights_dir=tmp_path / "empty")
+    with pytest.raises(WeightsError, match=r"weight file stn.pth not found; looked in: .*empty"):
+        build_model_repository(copy_sources(tmp_path / "b"), weights_dir=tmp_path / "empty", recognizer="pretrained")
+
+
+def test_the_repositorys_own_weights_build_the_model_repository(tmp_path):
+    # A fresh clone with no ../shared beside it builds and serves: weights/ holds every weight it serves.
+    built = build_model_repository(copy_sources(tmp_path), weights_dir=PROJECT_ROOT / "weights")
+    assert [path.name for path in built] == ["model.pt", "model.pt", "plate_detector.pt", "plate_detector.onnx"]
+    assert all(path.is_file() for path in built)

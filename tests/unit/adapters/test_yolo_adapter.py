@@ -4,7 +4,7 @@ import shutil
 import numpy as np
 import pytest
 
-from plates.recognition.crops import DEFAULT_VARIANTS, variants
+from plates.recognition.crops import SERVED_VARIANTS, variants
 from plates.detection import DetectorSettings
 from plates.export import export_detector
 from plates.serving.model_config import float_list, positive_int_list, unit_float_list
@@ -56,17 +56,17 @@ def test_yolo_answers_crops_boxes_and_scores_that_agree(load_adapter, pb_utils, 
     assert len(car["output__1"]) >= 1 and len(cat["output__1"]) == 0
     for outputs in (car, cat):
         boxes = len(outputs["output__1"])
-        assert outputs["output__0"].shape == (len(DEFAULT_VARIANTS) * boxes, 3, 24, 94)
+        assert outputs["output__0"].shape == (len(SERVED_VARIANTS) * boxes, 3, 24, 94)
         assert outputs["output__2"].shape == (boxes,)
 
 
 def test_served_crop_variants_are_the_measured_defaults():
-    # The accuracy figures in crops.py and the README are measured with DEFAULT_VARIANTS.
+    # The accuracy figures in docs/recognizer.md and the README are measured with SERVED_VARIANTS.
     parameters = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))["parameters"]
     pads, margins = (
         float_list(parameters[key]["string_value"]) for key in ("crop_vertical_pads", "crop_horizontal_margins")
     )
-    assert variants(pads, margins) == DEFAULT_VARIANTS
+    assert variants(pads, margins) == SERVED_VARIANTS
 
 
 def test_served_detector_settings_are_the_measured_defaults():
