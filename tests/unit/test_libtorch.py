@@ -19,7 +19,7 @@ from plates.weights import PROJECT_ROOT
 PYTHON = PROJECT_ROOT / ".venv-libtorch" / "bin" / "python"
 RUNNER = PROJECT_ROOT / "convert" / "run_torchscript.py"
 CAR = PROJECT_ROOT / "samples" / "car.jpg"
-TOLERANCE = 1e-4  # of the logits (tens in size): other kernels sum in other orders, no more
+TOLERANCE = 1e-3  # of the logits (tens in size): other kernels and thread counts sum in other orders (seen: 1.9e-4)
 
 
 @pytest.mark.skipif(not PYTHON.is_file(), reason="no .venv-libtorch: scripts/libtorch-venv.sh makes it")
