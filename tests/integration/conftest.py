@@ -13,6 +13,8 @@ from plates.readiness import normalize_url, wait_for_server
 from plates.server.launcher import LocalServer, free_port
 from plates.server.options import ADMIN_KEY_VARIABLE
 
+from .gateways import KEY, running_gateway, wait_until_ready
+
 
 # The admin header's value of the server under test: the local one is started with it, and scripts/test-image.sh
 # starts the container with the same variable.
@@ -69,3 +71,17 @@ def inference_count(triton_url: str, model: str) -> int:
     """How many inferences `model` has executed, from Triton's statistics endpoint."""
     stats = model_statistics(triton_url, model)["model_stats"]
     return sum(int(entry.get("inference_count", 0)) for entry in stats)
+
+
+@pytest.fixture(scope="module")
+def keyed_gateway(request, triton_url, triton_grpc_url, tmp_path_factory):
+    """The URL of a gateway that asks for the key KEY, in front of the server under test: the one --gateway-url
+    names, or one started for the module."""
+    given = request.config.getoption("--gateway-url")
+    if given:
+        wait_until_ready(normalize_url(given))
+        yield normalize_url(given)
+        return
+    log = tmp_path_factory.mktemp("gateway") / "gateway.log"
+    with running_gateway(triton_url, triton_grpc_url, log, KEYS=KEY) as url:
+        yield url

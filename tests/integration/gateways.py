@@ -18,6 +18,9 @@ import requests
 from plates.readiness import wait_for_server
 from plates.server.launcher import free_port
 
+# The key of the keyed gateway the tests start, or of the one --gateway-url names (scripts/test-image.sh sets it).
+KEY = os.environ.get("PLATES_GATEWAY_KEY", "integration-gateway-key-5f1c0e")
+
 
 @dataclass(frozen=True)
 class Served:

@@ -32,6 +32,8 @@ from plates.readiness import normalize_url
 from plates.server.launcher import free_port
 from plates.server.processes import format_growth, memory, server_processes
 
+from .gateways import wait_until_ready
+
 KEY = os.environ.get("PLATES_GATEWAY_KEY", "integration-gateway-key-5f1c0e")
 AUTH = {"Authorization": f"Token {KEY}"}
 PATH = "/v1/plate-reader/"
@@ -72,21 +74,6 @@ def gateway(request, triton_url, triton_grpc_url, tmp_path_factory) -> str:
         process.terminate()
         process.wait(timeout=30)
         print(log.read_text()[-3000:])
-
-
-def wait_until_ready(url: str, process: subprocess.Popen | None = None, log: Path | None = None,
-                     timeout: float = 60) -> None:  # fmt: skip
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process is not None:
-            assert process.poll() is None, f"the gateway exited with {process.returncode}: {log.read_text()[-2000:]}"
-        try:
-            if requests.get(url + "/readyz", timeout=2).status_code == 200:
-                return
-        except requests.ConnectionError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"the gateway was not ready in {timeout} s: {log.read_text()[-2000:] if log else url}")
 
 
 @pytest.fixture

@@ -5,16 +5,13 @@ plate drawn on the photo and read. Nothing is fetched from anywhere but the gate
 from __future__ import annotations
 
 import base64
-import os
 import shutil
 
 import pytest
 from playwright.sync_api import sync_playwright
 
-from plates.readiness import normalize_url
-from .gateways import running_gateway, wait_until_ready
+from .gateways import KEY
 
-KEY = os.environ.get("PLATES_GATEWAY_KEY", "integration-gateway-key-5f1c0e")
 CHROMIUM = "/usr/bin/chromium"
 # No network here, and nothing of the browser's own to fetch or sync; a container's /dev/shm (64 MiB) is too small
 # for Chromium's shared memory, so it keeps it in /tmp.
@@ -28,18 +25,6 @@ DROP = """([data, name]) => {
                                                                          cancelable: true}));
 }"""
 PIXEL = """([x, y]) => Array.from(document.getElementById("photo").getContext("2d").getImageData(x, y, 1, 1).data)"""
-
-
-@pytest.fixture(scope="module")
-def keyed_gateway(request, triton_url, triton_grpc_url, tmp_path_factory):
-    given = request.config.getoption("--gateway-url")
-    if given:
-        wait_until_ready(normalize_url(given))
-        yield normalize_url(given)
-        return
-    log = tmp_path_factory.mktemp("page") / "gateway.log"
-    with running_gateway(triton_url, triton_grpc_url, log, KEYS=KEY) as url:
-        yield url
 
 
 @pytest.fixture

@@ -15,25 +15,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
-from plates.readiness import normalize_url
-from .gateways import running_gateway, wait_until_ready
+from .gateways import KEY
 
-KEY = os.environ.get("PLATES_GATEWAY_KEY", "integration-gateway-key-5f1c0e")
 HOOKS = Path(__file__).with_name("schemathesis_hooks.py")
-
-
-@pytest.fixture(scope="module")
-def keyed_gateway(request, triton_url, triton_grpc_url, tmp_path_factory):
-    given = request.config.getoption("--gateway-url")
-    if given:
-        wait_until_ready(normalize_url(given))
-        yield normalize_url(given)
-        return
-    log = tmp_path_factory.mktemp("schema") / "gateway.log"
-    with running_gateway(triton_url, triton_grpc_url, log, KEYS=KEY) as url:
-        yield url
 
 
 def test_schemathesis_finds_no_answer_the_schema_does_not_describe(keyed_gateway, tmp_path):
