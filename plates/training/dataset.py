@@ -31,10 +31,6 @@ class CropSet:
     def __len__(self) -> int:
         return len(self.texts)
 
-    @classmethod
-    def join(cls, *sets: "CropSet") -> "CropSet":
-        return cls(np.concatenate([s.images for s in sets]), [t for s in sets for t in s.texts])
-
     def save(self, path: Path) -> None:
         np.savez(path, images=self.images, texts=np.array(self.texts))
 

@@ -1,7 +1,7 @@
 """The real plates the recognizer may learn from: the train split of the detector's photos (YOLO boxes, no text),
 less every photo that e2e.json lists, with texts read by the pretrained recognizer where it is sure of them.
 
-e2e.json's photos and detect/images/val are how the project knows its accuracy: `training_plates` refuses them.
+e2e.json's photos and detect/images/val are how the project knows its accuracy: `training_photos` refuses them.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import cv2
 import numpy as np
 import torch
 
+from plates.evaluation import load_yolo
 from plates.recognition.crops import DEFAULT_VARIANTS, prepare_crops
 from plates.recognition.ctc import read_plates, vote
 
@@ -33,31 +34,12 @@ def held_out_photos(detect_dir: Path, e2e_manifest: Path) -> set[str]:
     return listed | {path.name for path in (Path(detect_dir) / "images" / "val").glob("*")}
 
 
-def yolo_boxes(label_file: Path, width: int, height: int) -> list[tuple[float, float, float, float]]:
-    boxes = []
-    for line in label_file.read_text().splitlines():
-        fields = line.split()
-        if len(fields) < 5:
-            continue
-        x, y, w, h = (float(v) for v in fields[1:5])
-        boxes.append(((x - w / 2) * width, (y - h / 2) * height, (x + w / 2) * width, (y + h / 2) * height))
-    return boxes
-
-
 def training_photos(detect_dir: Path, e2e_manifest: Path) -> Iterator[tuple[Path, list[tuple[float, ...]]]]:
-    """(photo, its plate boxes) of the train split, less the held-out photos."""
-    detect_dir = Path(detect_dir)
+    """(photo, its plate boxes in pixels) of the train split with a plate, less the held-out photos."""
     held_out = held_out_photos(detect_dir, e2e_manifest)
-    for photo in sorted((detect_dir / "images" / "train").glob("*.jpg")):
-        if photo.name in held_out:
-            continue
-        label = detect_dir / "labels" / "train" / (photo.stem + ".txt")
-        if not label.is_file():
-            continue
-        image = cv2.imread(str(photo))
-        if image is None:
-            continue
-        yield photo, yolo_boxes(label, image.shape[1], image.shape[0])
+    for photo in load_yolo(detect_dir, split="train"):
+        if photo.image.name not in held_out and photo.plates:
+            yield photo.image, [tuple(plate.box) for plate in photo.plates]
 
 
 class PseudoLabeller:
