@@ -73,11 +73,15 @@ def crop_box(image: np.ndarray, box: np.ndarray, variant: CropVariant = CropVari
     return image[top:bottom, left:right]
 
 
+def scale_pixels(bgr: np.ndarray) -> np.ndarray:
+    """uint8 BGR pixels (..., H, W, 3) to the recognizer's RGB values in [-1, 1], float32, still channels last."""
+    return (bgr[..., ::-1].astype(np.float32) - 127.5) * 0.0078125
+
+
 def normalize(crop_bgr: np.ndarray) -> np.ndarray:
     """BGR uint8 crop of any size to the recognizer's CHW RGB float input."""
     resized = cv2.resize(crop_bgr, (CROP_WIDTH, CROP_HEIGHT), interpolation=cv2.INTER_CUBIC)
-    rgb = resized[:, :, ::-1].astype(np.float32)
-    return np.ascontiguousarray(((rgb - 127.5) * 0.0078125).transpose(2, 0, 1))
+    return np.ascontiguousarray(scale_pixels(resized).transpose(2, 0, 1))
 
 
 @functools.lru_cache

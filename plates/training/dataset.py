@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from plates.recognition.alphabet import ALPHABET
-from plates.recognition.crops import cut_crops
+from plates.recognition.crops import cut_crops, scale_pixels
 from plates.training.augment import ENLARGE_SHARE, real_crop, synthetic_crop, to_crop
 from plates.training.real_plates import RealPlate, training_photos
 from plates.training.synthetic import random_format, random_text, render_plate
@@ -42,8 +42,7 @@ class CropSet:
 
 def to_tensor(images: np.ndarray) -> torch.Tensor:
     """[N, 24, 94, 3] BGR uint8 to the recognizer's input, as plates.recognition.crops.normalize makes it."""
-    rgb = images[..., ::-1].astype(np.float32)
-    return torch.from_numpy(np.ascontiguousarray(((rgb - 127.5) * 0.0078125).transpose(0, 3, 1, 2)))
+    return torch.from_numpy(np.ascontiguousarray(scale_pixels(images).transpose(0, 3, 1, 2)))
 
 
 def encode(texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
