@@ -31,7 +31,11 @@ each label and each prediction at most once. From the matches:
 - texts on unmatched boxes: the texts read on predictions that match no labelled plate (signs, logos, and
   plates left unlabelled);
 - right readings blanked: labelled texts not returned, but the top candidate of one of the photo's plates whose
-  text the server blanked (its text_score under min_text_score): what the threshold cost.
+  text the server blanked (its text_score under min_text_score): what the threshold cost;
+- where reading fails (plates.misreads): every labelled text compared with what was read of it, split into main
+  field and region code, with the characters confused. A plate's text is compared with its matched prediction's; a
+  photo-level text with the photo's returned text nearest to it, where the photo returned any (none returned may
+  be a plate not found, which is detection's part).
 
 A plate's top candidate is its text before the server's min_text_score, so `with_min_text_score` re-decides the
 texts for another threshold without asking the server again; `sweep` scores several.
@@ -48,6 +52,7 @@ from pathlib import Path
 from typing import Any, Protocol, Sequence
 
 from plates.exceptions import InvalidInputError
+from plates.misreads import Misreads, nearest
 from plates.photos import read_image
 
 IOU_THRESHOLD = 0.5
@@ -403,6 +408,7 @@ class Report:
     errors: list[PhotoErrors] = field(default_factory=list)  # photos with at least one error, in manifest order
     unmatched_texts: list[str] = field(default_factory=list)  # texts read on predictions that match no label
     blanked_right: int = 0  # labelled texts missed only because min_text_score blanked the plate that read them
+    misreads: Misreads = field(default_factory=Misreads)  # where reading fails: by part, and the confusions
     iou_threshold: float = IOU_THRESHOLD
     small_width: float = SMALL_WIDTH
 
@@ -432,6 +438,7 @@ def evaluate(
             elif plate.text is not None:
                 prediction = predictions[by_label[i]]
                 report.recognition.add(prediction.text == plate.text)
+                report.misreads.add(plate.text, prediction.text)
                 if prediction.text != plate.text:
                     errors.misread.append(
                         {
@@ -450,6 +457,8 @@ def evaluate(
                 if prediction.text is not None:
                     report.unmatched_texts.append(prediction.text)
         returned = [p.text for p in predictions if p.text is not None]
+        if photo.text is not None and returned:
+            report.misreads.add(photo.text, photo.text if photo.text in returned else nearest(photo.text, returned))
         available = Counter(returned)
         blanked = Counter(p.candidates[0][0] for p in predictions if p.text is None and p.candidates)
         for text in photo.texts:
@@ -556,6 +565,7 @@ def format_report(report: Report) -> str:
         "  labelled texts found among their photo's texts",
         f"texts on unmatched boxes  {len(r.unmatched_texts)}  {', '.join(r.unmatched_texts)}".rstrip(),
         f"right readings blanked    {r.blanked_right}  by the server's min_text_score",
+        *r.misreads.format(),
         format_summary(report),
     ]
     return "\n".join(lines)
@@ -591,6 +601,7 @@ def report_to_dict(report: Report) -> dict:
         "errors": [errors.to_dict() for errors in report.errors],
         "unmatched_texts": report.unmatched_texts,
         "blanked_right": report.blanked_right,
+        "where_reading_fails": report.misreads.to_dict(),
         "summary": format_summary(report),
     }
 
