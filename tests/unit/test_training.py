@@ -19,7 +19,7 @@ from plates.recognition.formats import plate_format
 from plates.training import synthetic
 from plates.training.augment import real_crop, synthetic_crop
 from plates.training.dataset import CropSet, encode, synthetic_set, to_tensor
-from plates.training.real_plates import held_out_photos, training_photos
+from plates.training.real_plates import held_out_looks, held_out_photos, is_held_out_copy, training_photos
 from plates.training.trainer import TrainSettings, train
 
 needs_font = pytest.mark.skipif(not synthetic.FONT_PATH.is_file(), reason="needs ../shared/fonts")
@@ -91,31 +91,40 @@ def test_encode_concatenates_class_indices():
 
 
 def _detect_folder(root: Path) -> tuple[Path, Path]:
-    for split, names in (("train", ["a", "b", "c"]), ("val", ["v"])):
+    rng = np.random.default_rng(0)
+    for split, names in (("train", ["a", "b", "c", "copy-of-v"]), ("val", ["v"])):
         (root / "images" / split).mkdir(parents=True)
         (root / "labels" / split).mkdir(parents=True)
         for name in names:
-            cv2.imwrite(str(root / "images" / split / f"{name}.jpg"), np.zeros((40, 80, 3), np.uint8))
+            photo = rng.integers(0, 256, (40, 80, 3), np.uint8)
+            cv2.imwrite(str(root / "images" / split / f"{name}.png"), photo)
+    cv2.imwrite(str(root / "images" / "train" / "copy-of-v.png"), cv2.imread(str(root / "images" / "val" / "v.png")))
+    for split, names in (("train", ["a", "b", "c", "copy-of-v"]), ("val", ["v"])):
+        for name in names:
             (root / "labels" / split / f"{name}.txt").write_text("0 0.5 0.5 0.5 0.25\n")
     manifest = root / "e2e.json"
-    manifest.write_text(json.dumps([{"image": "detect/images/train/b.jpg", "plates": [], "text": "A123BC77"}]))
+    manifest.write_text(json.dumps([{"image": "images/train/b.png", "plates": [], "text": "A123BC77"}]))
     return root, manifest
 
 
-def test_training_photos_leave_out_e2e_and_val_photos(tmp_path):
+def test_training_photos_leave_out_e2e_and_val_photos_and_their_copies(tmp_path):
     detect, manifest = _detect_folder(tmp_path)
-    assert held_out_photos(detect, manifest) == {"b.jpg", "v.jpg"}
+    assert held_out_photos(detect, manifest) == {"b.png", "v.png"}
     photos = list(training_photos(detect, manifest))
-    assert [p.name for p, _ in photos] == ["a.jpg", "c.jpg"]
+    assert [p.name for p, _ in photos] == ["a.png", "c.png"]
     assert photos[0][1] == [(20.0, 15.0, 60.0, 25.0)]
 
 
 @pytest.mark.skipif(not Path("../shared/data/e2e.json").is_file(), reason="needs ../shared/data")
-def test_no_photo_of_e2e_or_val_is_a_training_photo():
+def test_no_photo_of_e2e_or_val_nor_a_copy_of_one_is_a_training_photo():
     detect, manifest = Path("../shared/data/detect"), Path("../shared/data/e2e.json")
     held_out = held_out_photos(detect, manifest)
     assert len(held_out) == 93 + 65  # the val split, and e2e.json's photos from the train split
-    assert not {photo.name for photo, _ in training_photos(detect, manifest)} & held_out
+    photos = [photo for photo, _ in training_photos(detect, manifest)]
+    assert not {photo.name for photo in photos} & held_out
+    looks = held_out_looks(detect, manifest)
+    assert not any(is_held_out_copy(photo, looks) for photo in photos)
+    assert len(photos) == 368 - 30  # the train split's photos with plates less e2e's, less 30 copies of held-out ones
 
 
 def test_training_writes_checkpoints_and_resumes(tmp_path):
