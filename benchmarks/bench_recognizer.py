@@ -48,7 +48,7 @@ def main() -> None:
     print(f"batch {args.batch}, {torch.get_num_threads()} threads, mean of {args.repeats} calls")
     with torch.inference_mode():
         for network, name in ((SpatialTransformer, "stn.pth"), (LPRNet, "lprnet.pth")):
-            served = load_network(network(), find_weights(name))
+            served = load_network(network, find_weights(name))
             reference = as_shipped(network(), name)
             difference = (served(batch) - reference(batch)).abs().max().item()
             served_ms = milliseconds(served, batch, args.repeats)

@@ -31,8 +31,11 @@ RECOGNIZERS = {
 }
 
 
-def load_network(network: torch.nn.Module, checkpoint: Path) -> torch.nn.Module:
+def load_network(network_class: type[torch.nn.Module], checkpoint: Path) -> torch.nn.Module:
+    """The network of a weight file (`{"net_state_dict": ..., "architecture": {...}}`, the pretrained checkpoints'
+    format; "architecture", where present, holds the class's arguments), in eval mode."""
     state = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    network = network_class(**state.get("architecture", {}))
     network.load_state_dict(state["net_state_dict"])
     # The STN checkpoint holds 30,668 subnormal weights (below float32's smallest normal, 1.2e-38): they add nothing
     # a float32 sum can hold, and CPUs run convolutions over them about 15 times slower. Zero them.
@@ -98,6 +101,16 @@ def set_detector_format(repository: Path, format: str) -> None:
     config.write_text(text)
 
 
+def set_lprnet_frames(repository: Path, frames: int) -> None:
+    """Set `lprnet`'s output dims to [classes, frames]: 18 for the reference's LPRNet, 39 for a wide one."""
+    config = repository / "lprnet" / "config.pbtxt"
+    text, count = re.subn(r'(name: "output__0", data_type: TYPE_FP32, dims: \[ \d+, )\d+( \])', rf"\g<1>{frames}\2",
+                          config.read_text())
+    if count != 1:
+        raise PlatesError(f"{config}: no output__0 dims to set")
+    config.write_text(text)
+
+
 def build_model_repository(
     repository: Path = DEFAULT_REPOSITORY,
     weights_dir: Path | None = None,
@@ -109,14 +122,17 @@ def build_model_repository(
     stn_file, lprnet_file, detector_file, onnx_file = generated_files(repository)
     names = RECOGNIZERS[recognizer]
     networks = [
-        (SpatialTransformer(), names["stn"], stn_file),
-        (LPRNet(), names["lprnet"], lprnet_file),
+        (SpatialTransformer, names["stn"], stn_file),
+        (LPRNet, names["lprnet"], lprnet_file),
     ]
     sources = {name: find_weights(name, weights_dir) for name in (names["stn"], names["lprnet"], DETECTOR_FILE)}
+    traced = {}
     for network, weights, target in networks:
-        traced = trace_checked(load_network(network, sources[weights]), weights)
+        traced[network] = trace_checked(load_network(network, sources[weights]), weights)
         target.parent.mkdir(parents=True, exist_ok=True)
-        traced.save(str(target))
+        traced[network].save(str(target))
+    with torch.no_grad():
+        set_lprnet_frames(repository, traced[LPRNet](torch.zeros(1, 3, 24, 94)).shape[-1])
     detector_file.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(sources[DETECTOR_FILE], detector_file)
     export_detector(detector_file)

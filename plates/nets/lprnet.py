@@ -1,6 +1,9 @@
-"""LPRNet (Zherzdev & Gruzdev, 2018) as trained for Russian plates: 3x24x94 crop in, [N, classes, 18] logits out.
+"""LPRNet (Zherzdev & Gruzdev, 2018) as trained for Russian plates: 3x24x94 crop in, [N, classes, T] logits out.
 
 Module names and order follow the pretrained checkpoint (`backbone.<i>`, `container`), so its state dict loads as is.
+T is 18 as the reference has it, or 39 for a `wide` LPRNet: the same layers and weights, its last pool not halving
+the width. 18 frames leave a 3-digit region code (a fifth of the crop) about 4 frames, where CTC needs 5 for `777`
+(a blank between repeated digits): the wide one gives it twice as many.
 """
 
 from __future__ import annotations
@@ -12,6 +15,12 @@ from torch.nn import functional as F
 # Backbone layers whose outputs feed the global context (after the first conv, the two early blocks and the
 # class-count conv), as in the checkpoint.
 FEATURE_LAYERS = (2, 6, 13, 22)
+# Average pools (kernel, stride) that bring the first three feature maps (22x92, 20x90, 18x44) to the last one's
+# 4 x T grid: T = 18, or 39 when wide.
+CONTEXT_POOLS = {
+    False: (((5, 5), (5, 5)), ((5, 5), (5, 5)), ((4, 10), (4, 2))),
+    True: (((5, 16), (5, 2)), ((5, 14), (5, 2)), ((4, 6), (4, 1))),
+}
 
 
 class ChannelStridedMaxPool(nn.Module):
@@ -50,9 +59,11 @@ class SmallBasicBlock(nn.Module):
 
 
 class LPRNet(nn.Module):
-    def __init__(self, num_classes: int = 23, dropout: float = 0.1) -> None:
+    def __init__(self, num_classes: int = 23, dropout: float = 0.1, wide: bool = False) -> None:
         super().__init__()
         self.num_classes = num_classes
+        self.architecture = {"wide": wide}  # what a checkpoint records to build the network again
+        self.context_pools = CONTEXT_POOLS[wide]
         # The max pools with a channel stride (2 and 4) halve and quarter the channel count: that is why the
         # block after the second pool takes 64 channels, not 128, and the (1, 4) conv takes 64, not 256.
         self.backbone = nn.Sequential(
@@ -70,7 +81,7 @@ class LPRNet(nn.Module):
             SmallBasicBlock(256, 256),
             nn.BatchNorm2d(256),
             nn.ReLU(),
-            ChannelStridedMaxPool(stride=(4, 1, 2)),
+            ChannelStridedMaxPool(stride=(4, 1, 1 if wide else 2)),
             nn.Dropout(dropout),
             nn.Conv2d(64, 256, kernel_size=(1, 4)),
             nn.BatchNorm2d(256),
@@ -93,11 +104,7 @@ class LPRNet(nn.Module):
         # map dominates the concatenation. The reference takes that mean over the whole batch, which makes a plate's
         # reading depend on the plates batched with it (and Triton's dynamic batching mixes requests): here it is
         # taken per plate, which is the reference exactly at batch size 1.
-        pooled = [
-            F.avg_pool2d(features[0], kernel_size=5, stride=5),
-            F.avg_pool2d(features[1], kernel_size=5, stride=5),
-            F.avg_pool2d(features[2], kernel_size=(4, 10), stride=(4, 2)),
-            features[3],
-        ]
+        pooled = [F.avg_pool2d(f, kernel, stride) for f, (kernel, stride) in zip(features, self.context_pools)]
+        pooled.append(features[3])
         context = torch.cat([f / torch.mean(torch.pow(f, 2), dim=(1, 2, 3), keepdim=True) for f in pooled], dim=1)
         return torch.mean(self.container(context), dim=2)

@@ -16,14 +16,14 @@ from plates.weights import find_weights
 
 @pytest.fixture(scope="module")
 def networks():
-    return (load_network(SpatialTransformer(), find_weights("plates_stn.pt")),
-            load_network(LPRNet(), find_weights("plates_lprnet.pt")))
+    return (load_network(SpatialTransformer, find_weights("plates_stn.pt")),
+            load_network(LPRNet, find_weights("plates_lprnet.pt")))
 
 
 @pytest.fixture(scope="module")
 def pretrained(samples):
     weights = samples.parent.parent / "weights"
-    return load_network(SpatialTransformer(), weights / "stn.pth"), load_network(LPRNet(), weights / "lprnet.pth")
+    return load_network(SpatialTransformer, weights / "stn.pth"), load_network(LPRNet, weights / "lprnet.pth")
 
 
 @pytest.mark.parametrize(
