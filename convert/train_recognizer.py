@@ -1,20 +1,20 @@
-"""Train the project's recognizer (STN + LPRNet) on synthetic plates and real training crops, reproducibly.
+"""Train the project's recognizer (STN + LPRNet) on real plates read by eye and on synthetic plates, reproducibly.
 
     python convert/train_recognizer.py sheet                 # docs/recognizer.sheet.png: synthetic beside real crops
-    python convert/train_recognizer.py train                 # ~1 h on 2 cores; resumes from runs/recognizer/last.pt
+    python convert/train_recognizer.py train                 # resumes from runs/recognizer/last.pt
     python convert/train_recognizer.py validate [--pretrained]   # the validation sets, read by last.pt or the reference
     python convert/train_recognizer.py export                # weights/plates_stn.pt, weights/plates_lprnet.pt
 
-Data: `--detect` (../shared/data/detect) train split less every photo `--e2e` lists; never its val split. Its plates
-have boxes but no text: the pretrained recognizer reads them with all 15 cuts, and those it is sure of (confidence at
-least --min-label-confidence) are kept. One photo in five is held out as real validation. Synthetic plates are
-rendered with ../shared/fonts/GOST-R-50577-93.ttf. Everything is seeded; generated sets are cached in --out.
+Real plates: the labels of labels/*.json (convert/read_by_eye.py), those read with every character certain, of
+one-line plates. Each text belongs to one split (plates.training.real_plates.split_of): train, val (read after each
+epoch) or test (never read here: `convert/read_by_eye.py manifest` makes it a `plates eval` manifest). No label may
+be of a photo e2e.json lists or of detect/images/val: the run stops if one is. Synthetic plates are rendered with
+../shared/fonts/GOST-R-50577-93.ttf. Everything is seeded; generated sets are cached in --out.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 from pathlib import Path
 
@@ -25,23 +25,29 @@ import torch
 from plates.export import load_network
 from plates.nets import LPRNet, SpatialTransformer
 from plates.training.augment import ENLARGE_SHARE
+from plates.training.by_eye import load_labels
 from plates.training.dataset import CropSet, background_photos, real_set, synthetic_set
-from plates.training.real_plates import PseudoLabeller, label_plates, load_plates, save_plates
+from plates.training.real_plates import check_trainable, held_out_looks, held_out_photos, real_plates, split_of
 from plates.training.trainer import TrainSettings, train, validate
 from plates.weights import PROJECT_ROOT, find_weights, sha256_of
 
 SHARED = PROJECT_ROOT.parent / "shared" / "data"
+LABELS = sorted((PROJECT_ROOT / "labels").glob("*.json"))
 OUTPUTS = {"stn": PROJECT_ROOT / "weights" / "plates_stn.pt", "lprnet": PROJECT_ROOT / "weights" / "plates_lprnet.pt"}
 
 
-def pretrained() -> tuple[torch.nn.Module, torch.nn.Module]:
-    return (load_network(SpatialTransformer(), find_weights("stn.pth")),
-            load_network(LPRNet(), find_weights("lprnet.pth")))
+def pretrained(wide: bool = False) -> tuple[torch.nn.Module, torch.nn.Module]:
+    """The reference STN and LPRNet; a wide LPRNet takes the reference's weights as they are (same layers)."""
+    lprnet = LPRNet(wide=wide)
+    lprnet.load_state_dict(load_network(LPRNet, find_weights("lprnet.pth")).state_dict())
+    return load_network(SpatialTransformer, find_weights("stn.pth")), lprnet
 
 
-def is_validation_photo(image: str) -> bool:
-    """One training photo in five, by a hash of its name: the same split on every machine and run."""
-    return hashlib.sha256(Path(image).name.encode()).digest()[0] % 5 == 0
+def from_checkpoint(path: Path) -> tuple[torch.nn.Module, torch.nn.Module]:
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    stn, lprnet = SpatialTransformer(), LPRNet(**state.get("architecture", {}))
+    stn.load_state_dict(state["stn"]), lprnet.load_state_dict(state["lprnet"])
+    return stn, lprnet
 
 
 def cached(path: Path, make) -> CropSet:
@@ -56,14 +62,13 @@ def cached(path: Path, make) -> CropSet:
 def datasets(args) -> tuple[CropSet, CropSet, dict[str, CropSet]]:
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
-    labels = out / "pseudo_labels.json"
-    if not labels.is_file():
-        print("reading the training plates with the pretrained recognizer", flush=True)
-        save_plates(label_plates(args.detect, args.e2e, PseudoLabeller(*pretrained())), labels)
-    plates = [p for p in load_plates(labels) if p.text and p.confidence >= args.min_label_confidence]
-    train_plates = [p for p in plates if not is_validation_photo(p.image)]
-    val_plates = [p for p in plates if is_validation_photo(p.image)]
-    print(f"real plates: {len(train_plates)} to train on, {len(val_plates)} to validate", flush=True)
+    labels = [label for path in args.labels for label in load_labels(path)]
+    check_trainable(labels, SHARED, held_out_photos(args.detect, args.e2e), held_out_looks(args.detect, args.e2e))
+    plates = real_plates(labels, SHARED, lines=(1,))
+    train_plates = [p for p in plates if split_of(p.text) == "train"]
+    val_plates = [p for p in plates if split_of(p.text) == "val"]
+    print(f"real plates read by eye: {len(train_plates)} to train on, {len(val_plates)} to validate, "
+          f"{len(plates) - len(train_plates) - len(val_plates)} held out for testing", flush=True)
     backgrounds = background_photos(args.detect, args.e2e)
     real = cached(out / "real.npz", lambda: real_set(train_plates, args.real_cuts, args.seed))
     synthetic = cached(out / "synthetic.npz", lambda: synthetic_set(args.synthetic, args.seed, backgrounds,
@@ -95,14 +100,14 @@ def run_training(args) -> int:
     torch.set_num_threads(args.threads)
     real, synthetic, validations = datasets(args)
     if args.init == "pretrained":
-        stn, lprnet = pretrained()
-    else:
-        stn, lprnet = SpatialTransformer(), LPRNet()
-        if args.init != "scratch":  # a checkpoint of an earlier run: this one goes on from its networks
-            state = torch.load(args.init, map_location="cpu", weights_only=False)
-            stn.load_state_dict(state["stn"]), lprnet.load_state_dict(state["lprnet"])
+        stn, lprnet = pretrained(args.wide)
+    elif args.init == "scratch":
+        stn, lprnet = SpatialTransformer(), LPRNet(wide=args.wide)
+    else:  # a checkpoint of an earlier run: this one goes on from its networks
+        stn, lprnet = from_checkpoint(Path(args.init))
     settings = TrainSettings(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
-                             synthetic_per_epoch=args.synthetic_per_epoch, seed=args.seed)
+                             synthetic_per_epoch=args.synthetic_per_epoch, real_per_epoch=args.real_per_epoch,
+                             seed=args.seed)
     train(stn, lprnet, real, synthetic, validations, args.out, settings, log=lambda line: print(line, flush=True))
     return 0
 
@@ -110,24 +115,21 @@ def run_training(args) -> int:
 def run_validation(args) -> int:
     torch.set_num_threads(args.threads)
     _, _, validations = datasets(args)
-    if args.pretrained:
-        stn, lprnet = pretrained()
-    else:
-        state = torch.load(args.out / f"{args.checkpoint}.pt", map_location="cpu", weights_only=False)
-        stn, lprnet = SpatialTransformer(), LPRNet()
-        stn.load_state_dict(state["stn"]), lprnet.load_state_dict(state["lprnet"])
+    stn, lprnet = pretrained() if args.pretrained else from_checkpoint(args.out / f"{args.checkpoint}.pt")
     for name, data in validations.items():
         print(validate(name, stn, lprnet, data).summary(top=10))
     return 0
 
 
 def export(args) -> int:
-    """A checkpoint's networks as the project's weight files, in the pretrained checkpoints' format: the last epoch's
-    by default, where the schedule ends; the validation sets that pick best.pt hold 25 real plates, too few to pick
-    between epochs."""
+    """A checkpoint's networks as the project's weight files, in the pretrained checkpoints' format (LPRNet's with its
+    architecture): the last epoch's by default, where the schedule ends, not the one a validation set picks."""
     state = torch.load(args.out / f"{args.checkpoint}.pt", map_location="cpu", weights_only=False)
     for name, path in OUTPUTS.items():
-        torch.save({"net_state_dict": state[name]}, path)
+        weights = {"net_state_dict": state[name]}
+        if name == "lprnet" and state.get("architecture"):
+            weights["architecture"] = state["architecture"]
+        torch.save(weights, path)
         print(f"wrote {path}: epoch {state['epoch']}, SHA-256 {sha256_of(path)} (record it in plates/weights.py)")
     return 0
 
@@ -135,11 +137,13 @@ def export(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("verb", choices=["sheet", "train", "validate", "export"])
-    parser.add_argument("--detect", type=Path, default=SHARED / "detect")
+    parser.add_argument("--labels", type=Path, nargs="+", default=LABELS, help="plates read by eye (labels/*.json)")
+    parser.add_argument("--detect", type=Path, default=SHARED / "detect", help="its val split is never trained on")
     parser.add_argument("--e2e", type=Path, default=SHARED / "e2e.json", help="photos never to train on")
     parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "runs" / "recognizer")
     parser.add_argument("--sheet", type=Path, default=PROJECT_ROOT / "docs" / "recognizer.sheet.png")
     parser.add_argument("--init", default="pretrained", help="pretrained, scratch, or a checkpoint (last.pt) to go on from")
+    parser.add_argument("--wide", action="store_true", help="an LPRNet of 39 frames, not 18 (plates.nets.lprnet)")
     parser.add_argument("--epochs", type=int, default=TrainSettings.epochs)
     parser.add_argument("--batch-size", type=int, default=TrainSettings.batch_size)
     parser.add_argument("--lr", type=float, default=TrainSettings.lr)
@@ -147,8 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--synthetic-per-epoch", type=int, default=TrainSettings.synthetic_per_epoch)
     parser.add_argument("--enlarge-share", type=float, default=ENLARGE_SHARE,
                         help="share of synthetic plates made as a small photo enlarged to the frame")
-    parser.add_argument("--real-cuts", type=int, default=40, help="augmented cuts of each real plate")
-    parser.add_argument("--min-label-confidence", type=float, default=0.3)
+    parser.add_argument("--real-cuts", type=int, default=12, help="augmented cuts of each real plate")
+    parser.add_argument("--real-per-epoch", type=int, default=TrainSettings.real_per_epoch,
+                        help="real crops an epoch takes, in turn (0: all)")
     parser.add_argument("--pretrained", action="store_true", help="validate: the reference weights, not a checkpoint")
     parser.add_argument("--checkpoint", choices=["last", "best"], default="last", help="export: which epoch's")
     parser.add_argument("--threads", type=int, default=2)

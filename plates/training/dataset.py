@@ -14,8 +14,8 @@ import numpy as np
 import torch
 
 from plates.recognition.alphabet import ALPHABET
-from plates.recognition.crops import cut_crops, scale_pixels
-from plates.training.augment import ENLARGE_SHARE, real_crop, synthetic_crop, to_crop
+from plates.recognition.crops import CropVariant, crop_box, cut_crops, scale_pixels
+from plates.training.augment import ENLARGE_SHARE, real_crop, synthetic_crop, tight_as_photo, tight_crop, to_crop
 from plates.training.real_plates import RealPlate, training_photos
 from plates.training.synthetic import random_format, random_text, render_plate
 
@@ -98,6 +98,18 @@ def synthetic_set(
     return CropSet(np.stack([image for image, _ in samples]), [text for _, text in samples])
 
 
+# How a plate is cut when it is read as served, unaugmented: yolo's first cut (pad 0.1, margin 0.03).
+SERVED_CUT = CropVariant(0.1, 0.03)
+
+
+def served_cut(image: np.ndarray, box: tuple[float, ...] | None) -> np.ndarray:
+    """The plate cut as the served pipeline's first look cuts it; `box` None: `image` is a tight crop of it."""
+    if box is None:
+        photo, tight = tight_as_photo(image)
+        return to_crop(crop_box(photo, tight, SERVED_CUT))
+    return to_crop(cut_crops(image, np.array([box], np.float32), [SERVED_CUT])[0])
+
+
 def real_set(plates: list[RealPlate], per_plate: int, seed: int, augment: bool = True) -> CropSet:
     """Each plate cut `per_plate` times with random boxes, variants and looks (or once, as served, unaugmented)."""
     images, texts = [], []
@@ -108,10 +120,11 @@ def real_set(plates: list[RealPlate], per_plate: int, seed: int, augment: bool =
         image = cv2.imread(photo)
         rng = np.random.default_rng([seed, number])
         for plate in its_plates:
-            box = np.array(plate.box, np.float32)
-            if augment:
-                images += [real_crop(image, box, rng) for _ in range(per_plate)]
+            if not augment:
+                images.append(served_cut(image, plate.box))
+            elif plate.box is None:
+                images += [tight_crop(image, rng) for _ in range(per_plate)]
             else:
-                images.append(to_crop(cut_crops(image, box[None])[0]))
+                images += [real_crop(image, np.array(plate.box, np.float32), rng) for _ in range(per_plate)]
             texts += [plate.text] * (per_plate if augment else 1)
     return CropSet(np.stack(images), texts)

@@ -133,9 +133,12 @@ def render_plate(text: str, style_name: str, rng: np.random.Generator) -> np.nda
     region_mm = 58 * rng.uniform(0.9, 1.05) * (0.95 if len(region) == 3 else 1.0)
     _line(mask, region, [region_mm * scale] * len(region), separator + 5 * scale, width - 8 * scale,
           (8 + region_mm) * scale, [rng.uniform(2, 6) * scale] * (len(region) - 1), squeeze)
-    _line(mask, "RUS", [14 * scale] * 3, separator + 8 * scale, width - 40 * scale, 100 * scale,
+    _line(mask, "RUS", [rng.uniform(14, 20) * scale] * 3, separator + 8 * scale, width - 40 * scale, 102 * scale,
           [2 * scale] * 2, 1.0)
-    stroke = int(rng.integers(-3, 2))  # real plates' strokes read thinner than the font's more often than bolder
+    # GOST R 50577 strokes are 9 mm (58 mm characters) to 11 mm (76 mm): the font's. Squeezed into the field they
+    # come out thinner, so they are thickened as often as thinned; the first recognizer's plates, thinned more
+    # often, had region digits thinner than real ones (docs/recognizer.md).
+    stroke = int(rng.integers(-2, 4))
     if stroke:
         kernel = np.ones((abs(stroke) + 1,) * 2, np.uint8)
         mask = (cv2.dilate if stroke > 0 else cv2.erode)(mask, kernel)

@@ -28,6 +28,7 @@ class TrainSettings:
     weight_decay: float = 1e-4
     warmup_steps: int = 100
     synthetic_per_epoch: int = 18000  # drawn in turn from the synthetic set, so each epoch sees new ones
+    real_per_epoch: int = 0  # likewise from the real crops; 0: all of them every epoch
     seed: int = 0
 
 
@@ -75,6 +76,11 @@ def _learning_rate(step: int, total: int, settings: TrainSettings) -> float:
     return 0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * min(progress, 1.0)))
 
 
+def _turn(epoch: int, count: int, size: int) -> np.ndarray:
+    """The rows of a set of `size` that epoch `epoch` takes `count` of: the next ones after the last epoch's."""
+    return (epoch * count + np.arange(count)) % max(size, 1)
+
+
 def train(
     stn: nn.Module,
     lprnet: nn.Module,
@@ -94,7 +100,8 @@ def train(
         {"params": stn.parameters(), "lr": settings.lr / 10},
     ]
     optimizer = torch.optim.AdamW(parameters, weight_decay=settings.weight_decay)
-    per_epoch = len(real) + settings.synthetic_per_epoch
+    real_per_epoch = settings.real_per_epoch or len(real)
+    per_epoch = real_per_epoch + settings.synthetic_per_epoch
     steps_per_epoch = math.ceil(per_epoch / settings.batch_size)
     total = steps_per_epoch * settings.epochs
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: _learning_rate(step, total, settings))
@@ -111,8 +118,8 @@ def train(
         log(f"resumed from {last} after epoch {start_epoch}")
     for epoch in range(start_epoch, settings.epochs):
         rng = np.random.default_rng([settings.seed, epoch])
-        offset = (epoch * settings.synthetic_per_epoch) % max(len(synthetic), 1)
-        synthetic_part = (offset + np.arange(settings.synthetic_per_epoch)) % len(synthetic)
+        synthetic_part = _turn(epoch, settings.synthetic_per_epoch, len(synthetic))
+        real_part = _turn(epoch, real_per_epoch, len(real))
         order = rng.permutation(per_epoch)
         stn.train(), lprnet.train()
         started, losses = time.monotonic(), []
@@ -120,7 +127,8 @@ def train(
                    mininterval=10)
         for step in bar:
             chosen = order[step * settings.batch_size : (step + 1) * settings.batch_size]
-            real_rows, synthetic_rows = chosen[chosen < len(real)], synthetic_part[chosen[chosen >= len(real)] - len(real)]
+            real_rows = real_part[chosen[chosen < real_per_epoch]]
+            synthetic_rows = synthetic_part[chosen[chosen >= real_per_epoch] - real_per_epoch]
             images = np.concatenate([real.images[real_rows], synthetic.images[synthetic_rows]])
             texts = [real.texts[i] for i in real_rows] + [synthetic.texts[i] for i in synthetic_rows]
             log_probs = lprnet(stn(to_tensor(images))).permute(2, 0, 1).log_softmax(2)
@@ -146,9 +154,10 @@ def train(
         score = results[0].accuracy if results else -epoch
         if score >= best:
             best = score
-            torch.save({"stn": stn.state_dict(), "lprnet": lprnet.state_dict(), "epoch": epoch + 1,
-                        "validation": record, "settings": asdict(settings)}, out_dir / "best.pt")
-        torch.save({"stn": stn.state_dict(), "lprnet": lprnet.state_dict(), "optimizer": optimizer.state_dict(),
+            torch.save({"stn": stn.state_dict(), "lprnet": lprnet.state_dict(), "architecture": lprnet.architecture,
+                        "epoch": epoch + 1, "validation": record, "settings": asdict(settings)}, out_dir / "best.pt")
+        torch.save({"stn": stn.state_dict(), "lprnet": lprnet.state_dict(), "architecture": lprnet.architecture,
+                    "optimizer": optimizer.state_dict(),
                     "scheduler": scheduler.state_dict(), "epoch": epoch + 1, "best": best, "history": history,
                     "torch_rng": torch.get_rng_state()}, last)
     return history
