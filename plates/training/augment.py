@@ -188,6 +188,11 @@ def _shrunk_cut(photo: np.ndarray, box: np.ndarray, plate_width: float, rng: np.
         photo = cv2.resize(photo, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
     region = cut(photo, jitter_box(np.asarray(box, np.float32) * scale, rng), random_variant(rng))
     if rng.random() < 0.5:
+        # Lit and degraded at no more than 4 times the recognizer's width: the same look once resized to 94x24, at a
+        # fraction of the cost for large plates (a 600 px plate took 30 ms).
+        if region.shape[1] > 4 * CROP_WIDTH:
+            factor = 4 * CROP_WIDTH / region.shape[1]
+            region = cv2.resize(region, None, fx=factor, fy=factor, interpolation=cv2.INTER_AREA)
         region = _degrade(_photometric(region, rng), rng)
     return to_crop(region)
 
