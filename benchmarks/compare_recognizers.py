@@ -1,13 +1,18 @@
-"""The pretrained recognizer against the project's own, in one run, end to end through the served pipeline.
+"""Recognizers against each other, in one run, end to end through the served pipeline.
 
-    poetry run python benchmarks/compare_recognizers.py ../shared/data/e2e.json [--recognizers pretrained plates]
+    poetry run python benchmarks/compare_recognizers.py MANIFEST ... [--recognizers pretrained plates NAME=CHECKPOINT]
+    poetry run python benchmarks/compare_recognizers.py ../shared/data/e2e.json ../shared/data/val_texts.json
 
-For each recognizer: a model repository of its own (model_repository/'s configs, the generated files built with
-`--recognizer`), a Triton server on free ports, and then, on the manifest's photos:
+A recognizer is one of the weight sets the build knows (plates.export.RECOGNIZERS), or NAME=CHECKPOINT, a checkpoint
+of convert/train_recognizer.py (a candidate not yet in weights/). For each: a model repository of its own
+(model_repository/'s configs and detector, its STN and LPRNet traced into it), a Triton server on free ports, and
+then, on each manifest's photos:
 - what `plates eval` reports: end to end, reading of found plates, and the phantom texts (texts read on boxes that
   match no labelled plate; e2e.json labels one plate a photo, so real plates beside it count here too);
 - the crops lprnet reads per plate, from Triton's statistics photo by photo: each plate costs the first look's cuts,
   and each plate the first look does not settle costs the rest of its cuts;
+- where reading fails (plates.misreads): main field against region code, and the characters confused;
+and on the first manifest's photos:
 - per-stage milliseconds in one process, as `plates bench --in-process` measures them (mean over the photos);
 - p50 and p90 of the served latency over the photos, one at a time (`--rounds` passes after a warm-up pass).
 """
@@ -26,10 +31,11 @@ import numpy as np
 from plates.benchmark import model_statistics
 from plates.client import PlatesClient
 from plates.evaluation import evaluate, format_summary, load_manifest
-from plates.export import DEFAULT_REPOSITORY, RECOGNIZERS, build_model_repository
+from plates.export import DEFAULT_REPOSITORY, RECOGNIZERS, build_model_repository, write_recognizer
 from plates.serving.in_process import STAGES, InProcessPipeline
 from plates.serving.model_config import float_list, nonnegative_int_list, read_config
 from plates.server.launcher import LocalServer, free_port
+from plates.training.trainer import load_checkpoint
 
 
 def lprnet_items(url: str) -> int:
@@ -46,28 +52,51 @@ def cuts_per_plate(repository: Path) -> tuple[int, int]:
     return (first or every), every
 
 
-def measure(name: str, manifest: str, rounds: int, workdir: Path) -> dict:
-    repository = workdir / name
+def build(name: str, repository: Path) -> None:
+    """The repository for recognizer `name`: a weight set of RECOGNIZERS, or NAME=CHECKPOINT."""
     shutil.copytree(DEFAULT_REPOSITORY, repository, ignore=shutil.ignore_patterns("*.pt", "*.onnx", "__pycache__"))
-    build_model_repository(repository, recognizer=name)
+    label, _, checkpoint = name.partition("=")
+    build_model_repository(repository, recognizer=label if not checkpoint else "plates")
+    if checkpoint:
+        write_recognizer(repository, *load_checkpoint(Path(checkpoint)), label)
+
+
+def evaluate_manifest(client: PlatesClient, url: str, manifest: str, first: int, every: int) -> dict:
     photos = load_manifest(manifest)
-    files = [photo.image.read_bytes() for photo in photos]
+    predictions, crops, second_looks, plates = [], 0, 0, 0
+    for photo in photos:
+        before = lprnet_items(url)
+        found = client.recognize(photo.image.read_bytes())
+        read = lprnet_items(url) - before
+        predictions.append(found)
+        plates += len(found)
+        # Every plate costs the first look; each it does not settle costs the rest of its cuts.
+        second_looks += (read - first * len(found)) // max(every - first, 1) if every > first else 0
+        crops += read
+    report = evaluate(photos, predictions)
+    return {
+        "summary": format_summary(report),
+        "end_to_end": report.end_to_end,
+        "reading": report.recognition,
+        "phantoms": report.unmatched_texts,
+        "misreads": report.misreads,
+        "plates": plates,
+        "crops": crops,
+        "first_look_only": (plates - second_looks) / max(plates, 1),
+    }
+
+
+def measure(name: str, manifests: list[str], rounds: int, workdir: Path) -> dict:
+    repository = workdir / name.partition("=")[0]
+    build(name, repository)
     first, every = cuts_per_plate(repository)
+    files = [photo.image.read_bytes() for photo in load_manifest(manifests[0])]
     server = LocalServer(repository, http_port=free_port(), grpc_port=free_port(), metrics_port=free_port(),
-                         log_file=workdir / f"{name}.log")  # fmt: skip
+                         log_file=workdir / f"{repository.name}.log")  # fmt: skip
     server.start(timeout=300)
     try:
-        predictions, crops, second_looks, plates = [], [], 0, 0
         with PlatesClient(server.url) as client:
-            for data in files:
-                before = lprnet_items(server.url)
-                found = client.recognize(data)
-                read = lprnet_items(server.url) - before
-                predictions.append(found)
-                plates += len(found)
-                # Every plate costs the first look; each it does not settle costs the rest of its cuts.
-                second_looks += (read - first * len(found)) // max(every - first, 1) if every > first else 0
-                crops.append(read)
+            results = {manifest: evaluate_manifest(client, server.url, manifest, first, every) for manifest in manifests}
             latencies = []
             for _ in range(rounds):
                 for data in files:
@@ -76,7 +105,6 @@ def measure(name: str, manifest: str, rounds: int, workdir: Path) -> dict:
                     latencies.append((time.perf_counter() - start) * 1000)
     finally:
         server.stop()
-    report = evaluate(photos, predictions)
     pipeline = InProcessPipeline(repository)
     stages = {stage: [] for stage in STAGES}
     for data in files:
@@ -84,40 +112,45 @@ def measure(name: str, manifest: str, rounds: int, workdir: Path) -> dict:
         for stage, seconds in pipeline.recognize(data)[1].items():
             stages[stage].append(seconds * 1000)
     return {
-        "summary": format_summary(report),
-        "end_to_end": report.end_to_end.value,
-        "reading": report.recognition.value,
-        "phantoms": report.unmatched_texts,
-        "misread": [(m["expected"], m["got"]) for e in report.errors for m in e.misread],
-        "plates": plates,
-        "crops": sum(crops),
-        "first_look_only": (plates - second_looks) / max(plates, 1),
+        "manifests": results,
         "stages": {stage: float(np.mean(values)) for stage, values in stages.items()},
         "p50": float(np.percentile(latencies, 50)),
         "p90": float(np.percentile(latencies, 90)),
     }
 
 
+def recognizer(text: str) -> str:
+    label, _, checkpoint = text.partition("=")
+    if (checkpoint and not Path(checkpoint).is_file()) or (not checkpoint and label not in RECOGNIZERS):
+        raise argparse.ArgumentTypeError(f"{text!r}: one of {', '.join(RECOGNIZERS)}, or NAME=CHECKPOINT (a file)")
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("manifest")
-    parser.add_argument("--recognizers", nargs="+", choices=sorted(RECOGNIZERS), default=["pretrained", "plates"])
-    parser.add_argument("--rounds", type=int, default=2, help="latency passes over the photos")
+    parser.add_argument("manifests", nargs="+", help="plates eval manifests; latency and stages on the first's photos")
+    parser.add_argument("--recognizers", nargs="+", type=recognizer, default=["pretrained", "plates"])
+    parser.add_argument("--rounds", type=int, default=2, help="latency passes over the first manifest's photos")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="plates-recognizers-") as workdir:
-        results = {name: measure(name, args.manifest, args.rounds, Path(workdir)) for name in args.recognizers}
+        results = {name: measure(name, args.manifests, args.rounds, Path(workdir)) for name in args.recognizers}
     for name, r in results.items():
         stages = r["stages"]
-        recognizer = stages["stn"] + stages["lprnet"] + stages["reading"]
-        print(f"\n== {name}\n{r['summary']}")
-        print(f"end to end {r['end_to_end']:.3f}, reading of found plates {r['reading']:.3f}")
-        print(f"misread: {', '.join(f'{a} read {b}' for a, b in r['misread']) or 'none'}")
-        print(f"phantom texts ({len(r['phantoms'])}): {', '.join(r['phantoms']) or 'none'}")
-        print(f"lprnet read {r['crops']} crops for {r['plates']} plates ({r['crops'] / max(r['plates'], 1):.2f} a "
-              f"plate); {r['first_look_only']:.1%} of plates read from the first look alone")
+        recognizer_ms = stages["stn"] + stages["lprnet"] + stages["reading"]
+        print(f"\n== {name}")
+        for manifest, m in r["manifests"].items():
+            e2e, reading = m["end_to_end"], m["reading"]
+            print(f"-- {manifest}\n{m['summary']}")
+            print(f"end to end {e2e.value:.3f} ({e2e.hits}/{e2e.total}), reading of found plates "
+                  f"{reading.value:.3f} ({reading.hits}/{reading.total})")
+            print("\n".join(m["misreads"].format()))
+            print(f"misread: {', '.join(f'{a} read {b or chr(34) * 2}' for a, b in m['misreads'].examples) or 'none'}")
+            print(f"phantom texts ({len(m['phantoms'])}): {', '.join(m['phantoms']) or 'none'}")
+            print(f"lprnet read {m['crops']} crops for {m['plates']} plates ({m['crops'] / max(m['plates'], 1):.2f} a "
+                  f"plate); {m['first_look_only']:.1%} of plates read from the first look alone")
         print("in process, ms: " + ", ".join(f"{s} {v:.1f}" for s, v in stages.items())
-              + f"; stn + lprnet + reading {recognizer:.1f} = {recognizer / stages['detector']:.2f} x the detector")
-        print(f"served latency over the photos: p50 {r['p50']:.1f} ms, p90 {r['p90']:.1f} ms")
+              + f"; stn + lprnet + reading {recognizer_ms:.1f} = {recognizer_ms / stages['detector']:.2f} x the detector")
+        print(f"served latency over the first manifest's photos: p50 {r['p50']:.1f} ms, p90 {r['p90']:.1f} ms")
     return 0
 
 

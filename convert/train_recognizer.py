@@ -28,7 +28,7 @@ from plates.training.augment import ENLARGE_SHARE
 from plates.training.by_eye import load_labels
 from plates.training.dataset import CropSet, background_photos, real_set, synthetic_set
 from plates.training.real_plates import check_trainable, held_out_looks, held_out_photos, real_plates, split_of
-from plates.training.trainer import TrainSettings, train, validate
+from plates.training.trainer import TrainSettings, load_checkpoint, train, validate
 from plates.weights import PROJECT_ROOT, find_weights, sha256_of
 
 SHARED = PROJECT_ROOT.parent / "shared" / "data"
@@ -41,13 +41,6 @@ def pretrained(wide: bool = False) -> tuple[torch.nn.Module, torch.nn.Module]:
     lprnet = LPRNet(wide=wide)
     lprnet.load_state_dict(load_network(LPRNet, find_weights("lprnet.pth")).state_dict())
     return load_network(SpatialTransformer, find_weights("stn.pth")), lprnet
-
-
-def from_checkpoint(path: Path) -> tuple[torch.nn.Module, torch.nn.Module]:
-    state = torch.load(path, map_location="cpu", weights_only=False)
-    stn, lprnet = SpatialTransformer(), LPRNet(**state.get("architecture", {}))
-    stn.load_state_dict(state["stn"]), lprnet.load_state_dict(state["lprnet"])
-    return stn, lprnet
 
 
 def cached(path: Path, make) -> CropSet:
@@ -104,7 +97,7 @@ def run_training(args) -> int:
     elif args.init == "scratch":
         stn, lprnet = SpatialTransformer(), LPRNet(wide=args.wide)
     else:  # a checkpoint of an earlier run: this one goes on from its networks
-        stn, lprnet = from_checkpoint(Path(args.init))
+        stn, lprnet = load_checkpoint(Path(args.init))
     settings = TrainSettings(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                              synthetic_per_epoch=args.synthetic_per_epoch, real_per_epoch=args.real_per_epoch,
                              seed=args.seed)
@@ -115,7 +108,7 @@ def run_training(args) -> int:
 def run_validation(args) -> int:
     torch.set_num_threads(args.threads)
     _, _, validations = datasets(args)
-    stn, lprnet = pretrained() if args.pretrained else from_checkpoint(args.out / f"{args.checkpoint}.pt")
+    stn, lprnet = pretrained() if args.pretrained else load_checkpoint(args.out / f"{args.checkpoint}.pt")
     for name, data in validations.items():
         print(validate(name, stn, lprnet, data).summary(top=10))
     return 0

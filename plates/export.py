@@ -111,6 +111,17 @@ def set_lprnet_frames(repository: Path, frames: int) -> None:
     config.write_text(text)
 
 
+def write_recognizer(repository: Path, stn: torch.nn.Module, lprnet: torch.nn.Module, name: str = "") -> list[Path]:
+    """Trace STN and LPRNet into the repository's stn and lprnet models, and set lprnet's output to its frames."""
+    stn_file, lprnet_file = generated_files(repository)[:2]
+    for network, target, what in ((stn, stn_file, "stn"), (lprnet, lprnet_file, "lprnet")):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        trace_checked(network, f"{name} {what}".strip()).save(str(target))
+    with torch.no_grad():
+        set_lprnet_frames(repository, lprnet(torch.zeros(1, 3, 24, 94)).shape[-1])
+    return [stn_file, lprnet_file]
+
+
 def build_model_repository(
     repository: Path = DEFAULT_REPOSITORY,
     weights_dir: Path | None = None,
@@ -119,24 +130,15 @@ def build_model_repository(
 ) -> list[Path]:
     """Write the generated files into `repository` and return their paths; `recognizer` names the STN and LPRNet
     weights (RECOGNIZERS)."""
-    stn_file, lprnet_file, detector_file, onnx_file = generated_files(repository)
     names = RECOGNIZERS[recognizer]
-    networks = [
-        (SpatialTransformer, names["stn"], stn_file),
-        (LPRNet, names["lprnet"], lprnet_file),
-    ]
     sources = {name: find_weights(name, weights_dir) for name in (names["stn"], names["lprnet"], DETECTOR_FILE)}
-    traced = {}
-    for network, weights, target in networks:
-        traced[network] = trace_checked(load_network(network, sources[weights]), weights)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        traced[network].save(str(target))
-    with torch.no_grad():
-        set_lprnet_frames(repository, traced[LPRNet](torch.zeros(1, 3, 24, 94)).shape[-1])
+    written = write_recognizer(repository, load_network(SpatialTransformer, sources[names["stn"]]),
+                               load_network(LPRNet, sources[names["lprnet"]]), recognizer)
+    detector_file, onnx_file = generated_files(repository)[2:]
     detector_file.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(sources[DETECTOR_FILE], detector_file)
     export_detector(detector_file)
     set_instance_kind(repository, instance_kind)
     if instance_kind == "gpu":
         set_detector_format(repository, "torch")
-    return [stn_file, lprnet_file, detector_file, onnx_file]
+    return written + [detector_file, onnx_file]

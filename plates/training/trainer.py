@@ -16,6 +16,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from plates.nets import LPRNet, SpatialTransformer
 from plates.recognition.ctc import read_plates
 from plates.training.dataset import CropSet, encode, to_tensor
 
@@ -74,6 +75,14 @@ def _learning_rate(step: int, total: int, settings: TrainSettings) -> float:
         return (step + 1) / settings.warmup_steps
     progress = (step - settings.warmup_steps) / max(1, total - settings.warmup_steps)
     return 0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * min(progress, 1.0)))
+
+
+def load_checkpoint(path: Path) -> tuple[nn.Module, nn.Module]:
+    """The STN and LPRNet of a checkpoint `train` wrote (last.pt, best.pt), in eval mode."""
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    stn, lprnet = SpatialTransformer(), LPRNet(**state.get("architecture", {}))
+    stn.load_state_dict(state["stn"]), lprnet.load_state_dict(state["lprnet"])
+    return stn.eval(), lprnet.eval()
 
 
 def _turn(epoch: int, count: int, size: int) -> np.ndarray:
