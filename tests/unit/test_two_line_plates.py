@@ -7,6 +7,7 @@ import cv2
 import numpy as np
 import pytest
 
+from plates.recognition.crops import CROP_HEIGHT, CROP_WIDTH, normalize, normalize_two_line, side_by_side
 from plates.recognition.formats import plate_format
 from plates.training import synthetic
 
@@ -71,3 +72,49 @@ def test_two_line_rendering_is_seeded_and_one_line_plates_keep_their_size():
     again = synthetic.render_plate("H701HE27", "square", np.random.default_rng(3))
     assert np.array_equal(first, again)
     assert synthetic.render_plate("A123BC77", "private", np.random.default_rng(3)).shape == (224, 1040, 3)
+
+
+def _two_rows(height: int = 100, width: int = 170) -> np.ndarray:
+    """A cut whose upper half is a dark band on white (the top row) and whose lower half a mid-grey band."""
+    cut = np.full((height, width, 3), 255, np.uint8)
+    cut[15:45, 20:150] = 0
+    cut[55:85, 20:150] = 128
+    return cut
+
+
+def test_side_by_side_lays_the_top_row_left_of_the_bottom_row_each_whole():
+    cut = _two_rows()
+    line = side_by_side(cut)
+    # Each part reaches 0.1 of the height past the middle: rows 0-59 and 40-99, side by side.
+    assert line.shape == (60, 340, 3)
+    assert np.array_equal(line[:, :170], cut[:60]) and np.array_equal(line[:, 170:], cut[40:])
+    assert (line[:, :170] == 0).all(axis=2).sum() == 30 * 130  # the top row whole, left
+    assert (line[:, 170:] == 128).all(axis=2).sum() == 30 * 130  # the bottom row whole, right
+
+
+def test_side_by_side_parts_reach_past_the_parting_line_by_the_overlap():
+    cut = _two_rows()
+    assert side_by_side(cut, parting=0.5, overlap=0.0).shape == (50, 340, 3)
+    tight = side_by_side(cut, parting=0.4, overlap=0.0)  # the top row crossed: the parts are 40 and 60 rows
+    assert tight.shape == (50, 340, 3)
+    assert (tight[:, :170] == 0).all(axis=2).any() and (tight[:, 170:] == 0).all(axis=2).any()
+
+
+def test_normalize_two_line_is_the_recognizers_input_of_the_rows_side_by_side():
+    cut = _two_rows()
+    tensor = normalize_two_line(cut)
+    assert tensor.shape == (3, CROP_HEIGHT, CROP_WIDTH) and tensor.dtype == np.float32
+    assert np.array_equal(tensor, normalize(side_by_side(cut)))
+
+
+@needs_font
+def test_side_by_side_of_a_rendered_square_plate_puts_its_rows_in_their_halves():
+    plate = synthetic.render_plate("H701HE27", "square", np.random.default_rng(4))
+    cut = cv2.copyMakeBorder(plate, 34, 34, 10, 10, cv2.BORDER_CONSTANT, value=(90, 90, 90))  # a served pad
+    line = side_by_side(cut)
+    grey = cv2.cvtColor(line, cv2.COLOR_BGR2GRAY)
+    half = line.shape[1] // 2
+    # The top row's ink (H 701) fills the left half's middle; the right half's holds HE and the region.
+    for part in (grey[:, :half], grey[:, half:]):
+        ink_columns = (part[round(0.3 * len(part)) : round(0.7 * len(part))] < 80).any(0)
+        assert ink_columns.mean() > 0.35
