@@ -26,6 +26,7 @@ from typing import Callable, Sequence
 import cv2
 import numpy as np
 import yaml
+from PIL import Image
 
 from plates.training.scenes import CLASS_NAMES, TWO_LINE, Photo, Scene, ScenePlate, closeup, pasted_scene, yolo_rows
 
@@ -75,8 +76,8 @@ def _write_scene(out: Path, split: str, name: str, scene: Scene) -> dict:
 
 def _link_photo(out: Path, split: str, photo: Photo) -> dict:
     """The photo as it is, linked, with its labels and their classes."""
-    image = cv2.imread(str(photo.path))
-    height, width = image.shape[:2]
+    with Image.open(photo.path) as image:  # its header: the size, without decoding it
+        width, height = image.size
     name = f"photo_{photo.path.stem}"
     link = out / "images" / split / f"{name}{photo.path.suffix}"
     if link.is_symlink() or link.exists():

@@ -13,14 +13,14 @@ one-line plates read by eye in rfplates/scenes, 5 % have boxes less than twice a
 2.5 times, where its two-line plates' are 1.2 to 1.6; the rows of characters do.
 
 A pasted scene: each real plate of the photo is, with REPLACE_SHARE, erased (inpainted) and covered by a rendered
-plate centred on its place (a one-line plate as wide as it, or a little wider; a two-line one 0.55 to 0.9 as wide,
-as a 290 mm plate on a 520 mm place); then up to EXTRA_PLATES more are drawn where no plate is, 14 px to half the
+plate centred on its place (a one-line plate fitted to its box; a two-line one 0.55 to 0.9 as wide, as a 290 mm
+plate on a 520 mm place); then up to EXTRA_PLATES more are drawn where no plate is, 14 px to half the
 photo wide (log-uniform). Each rendered plate is put in perspective (plates.training.augment.plate_corners, and a
 side turned away now and then), lit as the photo: its dark and light levels mapped to those of the real plate it
 covers (or, elsewhere, to the neighbourhood's, its light level somewhat brighter or darker), its colour cast the
 photo's; blurred as much as the photo's real plates are (the Gaussian blur that gives a rendered plate the
-sharpness of the real one it covers: blur in pixels is the camera's and the rescaling's, much the same across a
-frame), with the photo's noise. A real plate left in place keeps its class; its lines are read by eye where labels
+edges of the real one it covers, `edge_blur`: blur in pixels is the camera's and the rescaling's, much the same
+across a frame), with the photo's noise. A real plate left in place keeps its class; its lines are read by eye where labels
 say (labels/*.json), else it is one-line.
 
 A close-up: a window of the photo around a real plate (at least CLOSEUP_MIN_WIDTH px wide) such that the plate
@@ -41,7 +41,7 @@ from typing import Iterable, Sequence
 import cv2
 import numpy as np
 
-from plates.evaluation import load_yolo_photo
+from plates.evaluation import iou, load_yolo_photo
 from plates.training import synthetic
 from plates.training.augment import plate_corners
 from plates.training.by_eye import Label
@@ -59,7 +59,7 @@ CLOSEUP_FILL = (0.3, 0.6)  # of the close-up's width the plate fills
 CLOSEUP_ASPECT = (1.0, 1.8)  # the close-up's width over its height
 CLOSEUP_MIN_WIDTH = 60  # px: narrower plates, enlarged to a close-up, show no more than they do
 VISIBLE = 0.6  # a plate a window cuts is labelled when this much of its box shows
-BLURS = (0.0, 0.5, 0.8, 1.2, 1.7, 2.4, 3.2)  # Gaussian sigmas (px) tried to match a real plate's sharpness
+BLURS = (0.0, 0.5, 0.8, 1.2, 1.7, 2.4, 3.2, 4.5)  # Gaussian sigmas (px) tried to match a real plate's edges
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def _with_labels(path: Path, boxes: Iterable[Sequence[float]], labels: Sequence[
     read = [label for label in labels if label.image == name and label.box is not None]
     plates = []
     for box in boxes:
-        label = next((label for label in read if _iou(label.box, box) > 0.9), None)
+        label = next((label for label in read if iou(label.box, box) > 0.9), None)
         if label is not None and label.status == "notplate":
             continue
         text = label.text if label is not None and label.status == "read" else None
@@ -178,15 +178,6 @@ def split_photos(photos: Sequence[Photo], val_share: float) -> dict[str, list[Ph
 # Pasted scenes
 
 
-def _iou(a: Sequence[float], b: Sequence[float]) -> float:
-    width = min(a[2], b[2]) - max(a[0], b[0])
-    height = min(a[3], b[3]) - max(a[1], b[1])
-    if width <= 0 or height <= 0:
-        return 0.0
-    inter = width * height
-    return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
-
-
 def _overlaps(box: Sequence[float], others: Iterable[Sequence[float]], margin: float = 0.1) -> bool:
     x1, y1, x2, y2 = box
     grow_x, grow_y = margin * (x2 - x1), margin * (y2 - y1)
@@ -226,16 +217,19 @@ def _levels(grey: np.ndarray) -> tuple[float, float]:
     return float(dark), float(light)
 
 
-def sharpness(grey: np.ndarray) -> float:
-    """Edge strength over contrast: the mean absolute Laplacian of a patch over its light-dark spread."""
+def edge_blur(grey: np.ndarray) -> float:
+    """How blurred a patch's edges are, in pixels: its contrast (95th less 5th percentile) over the steepest of its
+    gradients (99th percentile) times sqrt(2 pi), the sigma of a Gaussian-blurred step edge. Noise moves it little."""
+    grey = grey.astype(np.float32)
+    steep = np.hypot(cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3)) / 8
     dark, light = _levels(grey)
-    return float(np.abs(cv2.Laplacian(grey.astype(np.float32), cv2.CV_32F)).mean() / (light - dark + 10))
+    return float((light - dark) / (math.sqrt(2 * math.pi) * np.percentile(steep, 99) + 1e-6))
 
 
 def matched_blur(plate_grey: np.ndarray, reference_grey: np.ndarray) -> float:
-    """The sigma of BLURS that gives `plate_grey` the sharpness of `reference_grey` (the real plate at its place)."""
-    target = sharpness(reference_grey)
-    scores = [abs(sharpness(cv2.GaussianBlur(plate_grey, (0, 0), s) if s else plate_grey) - target) for s in BLURS]
+    """The sigma of BLURS that gives `plate_grey` the edges of `reference_grey` (the real plate at its place)."""
+    target = edge_blur(reference_grey)
+    scores = [abs(edge_blur(cv2.GaussianBlur(plate_grey, (0, 0), s) if s else plate_grey) - target) for s in BLURS]
     return BLURS[int(np.argmin(scores))]
 
 
@@ -265,7 +259,7 @@ def _cast(patch: np.ndarray) -> tuple[float, float, float]:
 
 def look_of_plate(image: np.ndarray, box: Sequence[float], plate_grey: np.ndarray) -> Look:
     """The look of the real plate in `box`: its levels, its cast, the blur that gives `plate_grey` (a rendered plate
-    warped to its size) its sharpness, and the noise about it."""
+    as wide as it) its edges, and the noise about it."""
     height, width = image.shape[:2]
     x1, y1, x2, y2 = _grown(box, 0.0, width, height)
     patch = image[y1:y2, x1:x2]
@@ -348,11 +342,16 @@ def rendered_plate(rng: np.random.Generator, two_line: bool) -> tuple[np.ndarray
 
 
 def _corners_over(box: Sequence[float], plate: np.ndarray, two_line: bool, rng: np.random.Generator) -> np.ndarray:
-    """Corners of a rendered plate over a real plate's place: centred on it, a one-line plate as wide as it or a
-    little wider (to cover it), a two-line one 0.55 to 0.9 as wide."""
+    """Corners of a rendered plate over a real plate's place, centred on it: a one-line plate tilted as drawn, then
+    fitted to cover the real one's box (1 to 1.08 times it each way: the real plate is gone under it); a two-line one
+    0.55 to 0.9 as wide, as a 290 mm plate on a 520 mm place, as tall as its shape makes it."""
     x1, y1, x2, y2 = box
-    scale = rng.uniform(0.55, 0.9) if two_line else rng.uniform(1.0, 1.12)
+    scale = rng.uniform(0.55, 0.9) if two_line else 1.0
     corners = _turned(plate_corners((plate.shape[1], plate.shape[0]), rng, width=(x2 - x1) * scale), rng)
+    if not two_line:
+        extent = corners.max(0) - corners.min(0)
+        corners = (corners - corners.min(0) - extent / 2) * np.array([x2 - x1, y2 - y1]) / extent
+        corners *= rng.uniform(1.0, 1.08)
     return corners + [(x1 + x2) / 2, (y1 + y2) / 2]
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from plates.evaluation import load_json_manifest, load_yolo
+from plates.evaluation import iou, load_json_manifest, load_yolo
 from plates.training import scene_set, scenes, synthetic
 from plates.training.by_eye import Label
 from plates.training.real_plates import look_hash
@@ -151,7 +151,7 @@ def test_pasted_scene_covers_real_plates_adds_others_and_labels_each_with_its_cl
         assert 0 <= x1 < x2 <= 640 and 0 <= y1 < y2 <= 400
     extra = scene.plates[2:]
     for number, plate in enumerate(extra):  # drawn where no plate is
-        assert all(scenes._iou(plate.box, other.box) == 0 for other in scene.plates[:2] + extra[:number])
+        assert all(iou(plate.box, other.box) == 0 for other in scene.plates[:2] + extra[:number])
     # The real plates' places changed; far from every plate, the photo did not.
     assert np.abs(scene.image[250:280, 250:370].astype(int) - original[250:280, 250:370]).mean() > 10
     again = scenes.pasted_scene(photo, np.random.default_rng(3), replace_share=1.0, two_line_share=0.5,
