@@ -15,6 +15,7 @@ real plates' lines (two-line plates are class 1) and texts. Train a detector on 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -71,8 +72,6 @@ def _grid(tiles: list[np.ndarray], columns: int) -> np.ndarray:
 def sheet(args) -> int:
     """A sample of the written images of each kind, every labelled box drawn: real plates green, rendered one-line
     orange, rendered two-line magenta."""
-    import json
-
     records = json.loads((args.out / "scenes.json").read_text())
     rng = np.random.default_rng(args.seed)
     for kind in ("pasted", "closeup"):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -99,8 +100,14 @@ def _write_chunk(chunk: tuple[str, str, int, int]) -> list[dict]:
 
 def write_scene_set(splits: dict[str, list[Photo]], out: Path, counts: dict[str, Counts], seed: int,
                     processes: int = 1, originals: bool = True, log: Callable[[str], None] = print) -> list[dict]:
-    """Write the set (the module says what) and return its records."""
+    """Write the set (the module says what) and return its records. A set written before in `out` (its scenes.json
+    says so) is replaced whole; ValueError where `out` holds images of anything else."""
     out = Path(out)
+    if (out / "scenes.json").is_file():
+        for folder in ("images", "labels"):
+            shutil.rmtree(out / folder, ignore_errors=True)
+    elif (out / "images").exists():
+        raise ValueError(f"{out} holds images/ but no scenes.json: not a scene set this writes over (remove it first)")
     for folder in ("images", "labels"):
         for split in SPLITS:
             (out / folder / split).mkdir(parents=True, exist_ok=True)

@@ -431,6 +431,8 @@ def closeup(photo: Photo, rng: np.random.Generator, fill: tuple[float, float] = 
             min_width: float = CLOSEUP_MIN_WIDTH, tries: int = 10) -> Scene | None:
     """A window of the photo in which one of its real plates fills `fill` of the width (the module says how); None
     where no plate of the photo can."""
+    if not any(p.box[2] - p.box[0] >= min_width for p in photo.plates):
+        return None  # known without reading the photo
     image = _read(photo.path)
     height, width = image.shape[:2]
     fits = [p for p in photo.plates if p.box[2] - p.box[0] >= min_width and (p.box[2] - p.box[0]) / width <= fill[1]]

@@ -231,3 +231,22 @@ def test_write_scene_set_writes_a_yolo_set_and_manifests_val_from_val_photos_onl
     scene_set.write_scene_set(splits, tmp_path / "again", counts, seed=0, log=lambda line: None)
     again = {p.name: p.read_bytes() for p in sorted((tmp_path / "again" / "images" / "train").glob("pasted_*"))}
     assert first == again
+
+
+@needs_font
+def test_write_scene_set_replaces_a_set_it_wrote_and_refuses_other_folders(tmp_path):
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    splits = {"train": [_photo(photos, "t.jpg", 1)], "val": [_photo(photos, "v.jpg", 2)]}
+    out = tmp_path / "set"
+    scene_set.write_scene_set(splits, out, scene_set.counts_of(scene_set.Counts(6, 0), 0.5), seed=0,
+                              log=lambda line: None)
+    scene_set.write_scene_set(splits, out, scene_set.counts_of(scene_set.Counts(2, 0), 0.5), seed=0,
+                              originals=False, log=lambda line: None)
+    assert sorted(p.name for p in (out / "images" / "train").iterdir()) == ["pasted_000000.jpg"]
+    assert sorted(p.name for p in (out / "labels" / "val").iterdir()) == ["pasted_000000.txt"]
+    other = tmp_path / "other"
+    (other / "images").mkdir(parents=True)
+    with pytest.raises(ValueError, match="no scenes.json"):
+        scene_set.write_scene_set(splits, other, scene_set.counts_of(scene_set.Counts(2, 0), 0.5), seed=0,
+                                  log=lambda line: None)
