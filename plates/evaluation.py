@@ -266,7 +266,7 @@ def _load_yolo_images(root: Path, folders: list[Path], split: str) -> list[Label
             raise InvalidInputError(f'YOLO split "{split}": no image folder {folder}')
         images = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
         for image in images:
-            photos.append(_load_yolo_photo(root, image))
+            photos.append(load_yolo_photo(root, image))
     if not photos:
         raise InvalidInputError(f'YOLO split "{split}": no images in {", ".join(str(f) for f in folders)}')
     return photos
@@ -282,7 +282,9 @@ def yolo_label_path(image: Path) -> Path:
     return Path(*parts).with_suffix(".txt")
 
 
-def _load_yolo_photo(root: Path, image: Path) -> LabelledPhoto:
+def load_yolo_photo(root: Path, image: Path) -> LabelledPhoto:
+    """One YOLO image and its plates (its label file's rows, every class a plate), boxes in pixels, named relative
+    to `root`."""
     name = _relative(image, root)
     labels = yolo_label_path(image)
     rows = labels.read_text(encoding="utf-8").splitlines() if labels.is_file() else []

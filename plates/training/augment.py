@@ -75,9 +75,11 @@ def _background(size: tuple[int, int], backgrounds: list[np.ndarray], rng: np.ra
     return np.clip(colour + rng.normal(0, 12, (height, width, 3)), 0, 255).astype(np.uint8)
 
 
-def _plate_corners(plate_size: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
-    """Where the flat plate's corners land in the frame (around the origin): scaled, stretched, rotated, tilted."""
-    width = math.exp(rng.uniform(*np.log(PLATE_WIDTHS)))
+def plate_corners(plate_size: tuple[int, int], rng: np.random.Generator, width: float | None = None) -> np.ndarray:
+    """Where the flat plate's corners land in the frame (around the origin): `width` px wide (None: drawn from
+    PLATE_WIDTHS), stretched, rotated, tilted."""
+    if width is None:
+        width = math.exp(rng.uniform(*np.log(PLATE_WIDTHS)))
     stretch = math.exp(rng.uniform(math.log(0.8), math.log(1.25)))
     height = width * plate_size[1] / plate_size[0] * stretch
     corners = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float64) - [width / 2, height / 2]
@@ -148,7 +150,7 @@ def synthetic_crop(
 ) -> np.ndarray:
     """A flat plate (plates.training.synthetic.render_plate) as the served pipeline would cut it from a photo."""
     plate_h, plate_w = plate.shape[:2]
-    corners = _plate_corners((plate_w, plate_h), rng)
+    corners = plate_corners((plate_w, plate_h), rng)
     box = jitter_box(np.concatenate([corners.min(0), corners.max(0)]), rng)
     # Only the region the cut covers is made, in frame pixels: the box grown as the variant says (crop_bounds).
     variant = random_variant(rng)

@@ -68,7 +68,12 @@ def held_out_looks(detect_dir: Path, e2e_manifest: Path) -> np.ndarray:
 
 
 def is_held_out_copy(path: Path, looks: np.ndarray) -> bool:
-    return bool(((looks != look_hash(path)).sum(1) <= SAME_LOOK_BITS).any())
+    return is_copy(look_hash(path), looks)
+
+
+def is_copy(look: np.ndarray, looks: np.ndarray) -> bool:
+    """Whether the photo of look hash `look` is one of the photos of `looks` ([photos, 256])."""
+    return bool(((looks != look).sum(1) <= SAME_LOOK_BITS).any())
 
 
 def training_photos(detect_dir: Path, e2e_manifest: Path) -> Iterator[tuple[Path, list[tuple[float, ...]]]]:

@@ -1,0 +1,488 @@
+"""The detector's training scenes: rendered plates, one-line and two-line, drawn into real photos over real plates'
+places and elsewhere, at every scale from small to half the frame; and real plates cut into close-ups, with nothing
+synthetic in them.
+
+Photos: detect/images/train, less every photo `plates.training.real_plates.training_photos` leaves out (e2e.json's,
+the val split's, and their copies), and rfplates/scenes (CC BY 4.0), less any copy of those held-out photos (by
+look). Photos are grouped (one photo under several names, near copies by look, the same plate text read by eye in
+several) and each group goes to train or val by a hash of its name: no val scene comes from a photo, a copy of one
+or a car that a train scene comes from.
+
+Classes: 0 a one-line plate, 1 a two-line plate (CLASS_NAMES). The box's shape does not tell them apart: of the
+one-line plates read by eye in rfplates/scenes, 5 % have boxes less than twice as wide as tall and 12 % less than
+2.5 times, where its two-line plates' are 1.2 to 1.6; the rows of characters do.
+
+A pasted scene: each real plate of the photo is, with REPLACE_SHARE, erased (inpainted) and covered by a rendered
+plate centred on its place (a one-line plate fitted to its box; a two-line one 0.55 to 0.9 as wide, as a 290 mm
+plate on a 520 mm place); then up to EXTRA_PLATES more are drawn where no plate is, 14 px to half the
+photo wide (log-uniform). Each rendered plate is put in perspective (plates.training.augment.plate_corners, and a
+side turned away now and then), lit as the photo: its dark and light levels mapped to those of the real plate it
+covers (or, elsewhere, to the neighbourhood's, its light level somewhat brighter or darker), its colour cast the
+photo's; blurred as much as the photo's real plates are (the Gaussian blur that gives a rendered plate the
+edges of the real one it covers, `edge_blur`: blur in pixels is the camera's and the rescaling's, much the same
+across a frame), with the photo's noise. A real plate left in place keeps its class; its lines are read by eye where labels
+say (labels/*.json), else it is one-line.
+
+A close-up: a window of the photo around a real plate (at least CLOSEUP_MIN_WIDTH px wide) such that the plate
+fills 30 to 60 % of its width, 1 to 1.8 times as wide as tall; other plates it would cut are avoided where it can,
+and are labelled where most of them shows.
+
+Everything is drawn from generator (seed, split, kind, index): a scene is the same whichever process draws it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import cv2
+import numpy as np
+
+from plates.evaluation import iou, load_yolo_photo
+from plates.training import synthetic
+from plates.training.augment import plate_corners
+from plates.training.by_eye import Label
+from plates.training.real_plates import SAME_LOOK_BITS, held_out_looks, is_copy, look_hash, training_photos
+
+Box = tuple[float, float, float, float]
+ONE_LINE, TWO_LINE = 0, 1
+CLASS_NAMES = {ONE_LINE: "plate", TWO_LINE: "two-line plate"}
+REPLACE_SHARE = 0.6  # of real plates covered by a rendered one
+TWO_LINE_SHARE = 0.5  # of rendered plates that are two-line
+EXTRA_PLATES = 3  # at most, drawn elsewhere in a scene
+SMALLEST = 14  # px: the narrowest rendered plate
+LARGEST = 0.5  # of the photo's width: the widest
+CLOSEUP_FILL = (0.3, 0.6)  # of the close-up's width the plate fills
+CLOSEUP_ASPECT = (1.0, 1.8)  # the close-up's width over its height
+CLOSEUP_MIN_WIDTH = 60  # px: narrower plates, enlarged to a close-up, show no more than they do
+VISIBLE = 0.6  # a plate a window cuts is labelled when this much of its box shows
+BLURS = (0.0, 0.5, 0.8, 1.2, 1.7, 2.4, 3.2, 4.5)  # Gaussian sigmas (px) tried to match a real plate's edges
+
+
+@dataclass(frozen=True)
+class ScenePlate:
+    box: Box  # x1, y1, x2, y2 in the scene's pixels
+    lines: int = 1
+    text: str | None = None  # where known: rendered, or read by eye
+    style: str | None = None  # the rendered plate's style (plates.training.synthetic); None: a real plate
+
+    @property
+    def cls(self) -> int:
+        return TWO_LINE if self.lines == 2 else ONE_LINE
+
+
+@dataclass(frozen=True)
+class Photo:
+    path: Path
+    plates: tuple[ScenePlate, ...]
+    look: np.ndarray = field(compare=False, repr=False)  # plates.training.real_plates.look_hash
+
+
+@dataclass
+class Scene:
+    image: np.ndarray
+    plates: list[ScenePlate]
+    source: Path
+    kind: str  # "pasted" or "closeup"
+
+
+# Photos, and their split
+
+
+def _with_labels(path: Path, boxes: Iterable[Sequence[float]], labels: Sequence[Label], data_dir: Path
+                 ) -> tuple[ScenePlate, ...]:
+    """The photo's boxes as plates, with the lines and text read by eye where a label's box is the same box; a box
+    read as no plate at all is left out."""
+    try:
+        name = str(path.resolve().relative_to(Path(data_dir).resolve()))
+    except ValueError:
+        name = None
+    read = [label for label in labels if label.image == name and label.box is not None]
+    plates = []
+    for box in boxes:
+        label = next((label for label in read if iou(label.box, box) > 0.9), None)
+        if label is not None and label.status == "notplate":
+            continue
+        text = label.text if label is not None and label.status == "read" else None
+        plates.append(ScenePlate(tuple(float(v) for v in box), label.lines if label else 1, text))
+    return tuple(plates)
+
+
+def load_photos(detect_dir: Path, rfplates_dir: Path, e2e_manifest: Path, labels: Sequence[Label], data_dir: Path,
+                log=print) -> list[Photo]:
+    """Every photo scenes may be drawn from, with its plates: detect's training photos and rfplates' scenes, never a
+    held-out photo or a copy of one."""
+    looks = held_out_looks(detect_dir, e2e_manifest)
+    photos = [Photo(path, _with_labels(path, boxes, labels, data_dir), look_hash(path))
+              for path, boxes in training_photos(detect_dir, e2e_manifest)]
+    copies = 0
+    rfplates_dir = Path(rfplates_dir)
+    for image in sorted((rfplates_dir / "images").iterdir()):
+        look = look_hash(image)
+        if is_copy(look, looks):
+            copies += 1
+            continue
+        boxes = [plate.box for plate in load_yolo_photo(rfplates_dir, image).plates]
+        photos.append(Photo(image, _with_labels(image, boxes, labels, data_dir), look))
+    log(f"photos: {len(photos)} ({copies} rfplates photos left out as copies of held-out ones)")
+    return photos
+
+
+def _family(path: Path) -> str:
+    """One photo under several names: Roboflow's exports name it `<name>_<ext>.rf.<hash>.jpg`."""
+    return path.name.split(".rf.")[0] if ".rf." in path.name else path.stem
+
+
+def photo_groups(photos: Sequence[Photo]) -> list[str]:
+    """Per photo, the name of its group: photos of one name before Roboflow's suffix, near copies by look, and
+    photos holding a plate of the same text (read by eye) share one."""
+    parent = list(range(len(photos)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def join(i: int, j: int) -> None:
+        parent[root(i)] = root(j)
+
+    first: dict[str, int] = {}
+    for index, photo in enumerate(photos):
+        keys = [f"name:{_family(photo.path)}"] + [f"text:{p.text}" for p in photo.plates if p.text]
+        for key in keys:
+            join(index, first.setdefault(key, index))
+    looks = np.packbits(np.stack([photo.look for photo in photos]), axis=1)
+    for index in range(len(photos)):
+        differing = np.unpackbits(looks[index + 1 :] ^ looks[index], axis=1).sum(1)
+        for other in np.flatnonzero(differing <= SAME_LOOK_BITS):
+            join(index, index + 1 + int(other))
+    names: dict[int, str] = {}
+    for index, photo in sorted(enumerate(photos), key=lambda item: item[1].path.name):
+        names.setdefault(root(index), photo.path.name)
+    return [names[root(index)] for index in range(len(photos))]
+
+
+def split_photos(photos: Sequence[Photo], val_share: float) -> dict[str, list[Photo]]:
+    """Photos in train and val, whole groups at a time, by a hash of the group's name (the same on every run)."""
+    splits: dict[str, list[Photo]] = {"train": [], "val": []}
+    for photo, group in zip(photos, photo_groups(photos)):
+        bucket = int.from_bytes(hashlib.sha256(group.encode()).digest()[:4], "big") / 2**32
+        splits["val" if bucket < val_share else "train"].append(photo)
+    return splits
+
+
+# Pasted scenes
+
+
+def _overlaps(box: Sequence[float], others: Iterable[Sequence[float]], margin: float = 0.1) -> bool:
+    x1, y1, x2, y2 = box
+    grow_x, grow_y = margin * (x2 - x1), margin * (y2 - y1)
+    return any(x1 - grow_x < o[2] and o[0] < x2 + grow_x and y1 - grow_y < o[3] and o[1] < y2 + grow_y
+               for o in others)
+
+
+def _grown(box: Sequence[float], share: float, width: int, height: int) -> tuple[int, int, int, int]:
+    """`box` grown by `share` of its size on every side, in whole pixels within width x height."""
+    x1, y1, x2, y2 = box
+    dx, dy = share * (x2 - x1) + 2, share * (y2 - y1) + 2
+    return (max(0, math.floor(x1 - dx)), max(0, math.floor(y1 - dy)), min(width, math.ceil(x2 + dx)),
+            min(height, math.ceil(y2 + dy)))
+
+
+def erase(image: np.ndarray, box: Sequence[float]) -> None:
+    """Paint over the plate in `box` from its surroundings (OpenCV's Telea inpainting), in place; worked at most 48 px
+    tall: the rendered plate put there covers most of it."""
+    height, width = image.shape[:2]
+    left, top, right, bottom = _grown(box, 0.5, width, height)
+    hole = _grown(box, 0.06, width, height)
+    region = image[top:bottom, left:right]
+    mask = np.zeros(region.shape[:2], np.uint8)
+    mask[hole[1] - top : hole[3] - top, hole[0] - left : hole[2] - left] = 255
+    scale = min(1.0, 48 / max(1.0, box[3] - box[1]))
+    small = cv2.resize(region, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) if scale < 1 else region
+    small_mask = cv2.resize(mask, (small.shape[1], small.shape[0]), interpolation=cv2.INTER_NEAREST)
+    filled = cv2.inpaint(small, small_mask, 3, cv2.INPAINT_TELEA)
+    if scale < 1:
+        filled = cv2.resize(filled, (region.shape[1], region.shape[0]), interpolation=cv2.INTER_LINEAR)
+    region[mask > 0] = filled[mask > 0]
+
+
+def _levels(grey: np.ndarray) -> tuple[float, float]:
+    """The dark and the light level of a patch: its 5th and 95th percentiles."""
+    dark, light = np.percentile(grey, (5, 95))
+    return float(dark), float(light)
+
+
+def edge_blur(grey: np.ndarray) -> float:
+    """How blurred a patch's edges are, in pixels: its contrast (95th less 5th percentile) over the steepest of its
+    gradients (99th percentile) times sqrt(2 pi), the sigma of a Gaussian-blurred step edge. Noise moves it little."""
+    grey = grey.astype(np.float32)
+    steep = np.hypot(cv2.Sobel(grey, cv2.CV_32F, 1, 0, ksize=3), cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3)) / 8
+    dark, light = _levels(grey)
+    return float((light - dark) / (math.sqrt(2 * math.pi) * np.percentile(steep, 99) + 1e-6))
+
+
+def matched_blur(plate_grey: np.ndarray, reference_grey: np.ndarray) -> float:
+    """The sigma of BLURS that gives `plate_grey` the edges of `reference_grey` (the real plate at its place)."""
+    target = edge_blur(reference_grey)
+    scores = [abs(edge_blur(cv2.GaussianBlur(plate_grey, (0, 0), s) if s else plate_grey) - target) for s in BLURS]
+    return BLURS[int(np.argmin(scores))]
+
+
+def noise_level(grey: np.ndarray) -> float:
+    """The photo's pixel noise about a patch: the robust spread of what a 3x3 median takes away."""
+    residual = grey.astype(np.float32) - cv2.medianBlur(grey, 3).astype(np.float32)
+    return float(1.4826 * np.median(np.abs(residual)))
+
+
+@dataclass(frozen=True)
+class Look:
+    """How a rendered plate is made to look like the photo's plates at its place."""
+
+    dark: float  # the grey level its characters (its darkest 5 %) take
+    light: float  # the grey level its background (its lightest 5 %) takes
+    cast: tuple[float, float, float]  # gain per BGR channel: the photo's colour cast
+    blur: float  # Gaussian sigma, px
+    noise: float  # standard deviation of the noise added, grey levels
+
+
+def _cast(patch: np.ndarray) -> tuple[float, float, float]:
+    """Half the patch's colour cast (its mean colour over its mean grey): a plate reflects its light, not its
+    surroundings' paint."""
+    mean = patch.reshape(-1, 3).mean(0) + 1
+    return tuple(float(v) for v in np.sqrt(mean / mean.mean()))
+
+
+def look_of_plate(image: np.ndarray, box: Sequence[float], plate_grey: np.ndarray) -> Look:
+    """The look of the real plate in `box`: its levels, its cast, the blur that gives `plate_grey` (a rendered plate
+    as wide as it) its edges, and the noise about it."""
+    height, width = image.shape[:2]
+    x1, y1, x2, y2 = _grown(box, 0.0, width, height)
+    patch = image[y1:y2, x1:x2]
+    grey = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
+    dark, light = _levels(grey)
+    return Look(dark, light, _cast(patch), matched_blur(plate_grey, grey), noise_level(grey))
+
+
+def look_elsewhere(image: np.ndarray, box: Sequence[float], blur: float, rng: np.random.Generator) -> Look:
+    """A look for a plate put where none was: lit as its neighbourhood (its light level 0.8 to 1.3 times the
+    neighbourhood's light one, plates reflecting more than most things), blurred by `blur`."""
+    height, width = image.shape[:2]
+    x1, y1, x2, y2 = _grown(box, 1.0, width, height)
+    patch = image[y1:y2, x1:x2]
+    grey = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
+    dark, light = _levels(grey)
+    light = float(np.clip(light * rng.uniform(0.8, 1.3), 70, 255))
+    dark = float(np.clip(dark * rng.uniform(0.3, 1.0), 0, light - 50))
+    return Look(dark, light, _cast(patch), blur, noise_level(grey))
+
+
+def _turned(corners: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Half the time, one side of the plate turned away: that side's edge shorter (a yaw the camera sees)."""
+    if rng.random() < 0.5:
+        return corners
+    side = [1, 2] if rng.random() < 0.5 else [0, 3]
+    middle = corners[:, 1].mean()
+    corners = corners.copy()
+    corners[side, 1] = middle + (corners[side, 1] - middle) * rng.uniform(0.75, 1.0)
+    return corners
+
+
+def _warp(plate: np.ndarray, corners: np.ndarray, size: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """The flat plate warped onto `corners` in an image of `size` (width, height), and its coverage (0 to 1)."""
+    plate_width = plate.shape[1]
+    shrink = min(1.0, 2 * float(corners[:, 0].max() - corners[:, 0].min()) / plate_width)
+    if shrink < 1:  # a perspective warp samples, it does not average: shrink near the final size first
+        plate = cv2.resize(plate, None, fx=shrink, fy=shrink, interpolation=cv2.INTER_AREA)
+    h, w = plate.shape[:2]
+    source = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+    homography = cv2.getPerspectiveTransform(source, corners.astype(np.float32))
+    warped = cv2.warpPerspective(plate, homography, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    cover = cv2.warpPerspective(np.ones((h, w), np.float32), homography, size, flags=cv2.INTER_LINEAR)
+    return warped, cover
+
+
+def _region_of(corners: np.ndarray, width: int, height: int) -> tuple[int, int, int, int]:
+    x1, y1 = np.floor(corners.min(0)).astype(int) - 4
+    x2, y2 = np.ceil(corners.max(0)).astype(int) + 4
+    return max(0, x1), max(0, y1), min(width, x2), min(height, y2)
+
+
+def paste(image: np.ndarray, plate: np.ndarray, corners: np.ndarray, look: Look, rng: np.random.Generator) -> Box:
+    """Draw the flat `plate` onto `corners` (image pixels) of `image`, in place, looking as `look` says; its box."""
+    height, width = image.shape[:2]
+    left, top, right, bottom = _region_of(corners, width, height)
+    warped, cover = _warp(plate, corners - [left, top], (right - left, bottom - top))
+    inside = cover > 0.99
+    grey = cv2.cvtColor(warped, cv2.COLOR_BGR2GRAY)
+    dark, light = _levels(grey[inside]) if inside.any() else _levels(grey)
+    out = (warped.astype(np.float32) - dark) / max(light - dark, 1.0) * (look.light - look.dark) + look.dark
+    out *= np.array(look.cast, np.float32)
+    if look.blur:
+        out = cv2.GaussianBlur(out, (0, 0), look.blur)
+        cover = cv2.GaussianBlur(cover, (0, 0), look.blur)
+    out += rng.normal(0, look.noise, out.shape).astype(np.float32)
+    region = image[top:bottom, left:right].astype(np.float32)
+    alpha = cover[..., None]
+    image[top:bottom, left:right] = np.clip(region * (1 - alpha) + out * alpha, 0, 255).astype(np.uint8)
+    x1, y1 = np.clip(corners.min(0), 0, [width, height])
+    x2, y2 = np.clip(corners.max(0), 0, [width, height])
+    return float(x1), float(y1), float(x2), float(y2)
+
+
+def rendered_plate(rng: np.random.Generator, two_line: bool) -> tuple[np.ndarray, str, str]:
+    """A flat rendered plate, its text and its style: two-line or one-line, styles as often as their shares say."""
+    style = synthetic.random_two_line_format(rng) if two_line else synthetic.random_format(rng)
+    text = synthetic.random_text(style, rng)
+    return synthetic.render_plate(text, style, rng), text, style
+
+
+def _corners_over(box: Sequence[float], plate: np.ndarray, two_line: bool, rng: np.random.Generator) -> np.ndarray:
+    """Corners of a rendered plate over a real plate's place, centred on it: a one-line plate tilted as drawn, then
+    fitted to cover the real one's box (1 to 1.08 times it each way: the real plate is gone under it); a two-line one
+    0.55 to 0.9 as wide, as a 290 mm plate on a 520 mm place, as tall as its shape makes it."""
+    x1, y1, x2, y2 = box
+    scale = rng.uniform(0.55, 0.9) if two_line else 1.0
+    corners = _turned(plate_corners((plate.shape[1], plate.shape[0]), rng, width=(x2 - x1) * scale), rng)
+    if not two_line:
+        extent = corners.max(0) - corners.min(0)
+        corners = (corners - corners.min(0) - extent / 2) * np.array([x2 - x1, y2 - y1]) / extent
+        corners *= rng.uniform(1.0, 1.08)
+    return corners + [(x1 + x2) / 2, (y1 + y2) / 2]
+
+
+def _corners_elsewhere(image_size: tuple[int, int], plate: np.ndarray, taken: Sequence[Sequence[float]],
+                       rng: np.random.Generator, tries: int = 30) -> np.ndarray | None:
+    """Corners of a rendered plate 14 px to half the photo wide (log-uniform), wholly in the photo and clear of
+    every plate in `taken`; None where none of `tries` places is."""
+    width, height = image_size
+    largest = LARGEST * width
+    if largest <= SMALLEST:
+        return None
+    plate_width = math.exp(rng.uniform(math.log(SMALLEST), math.log(largest)))
+    corners = _turned(plate_corners((plate.shape[1], plate.shape[0]), rng, width=plate_width), rng)
+    low, high = corners.min(0), corners.max(0)
+    if (high - low)[0] >= width - 2 or (high - low)[1] >= height - 2:
+        return None
+    for _ in range(tries):
+        centre = rng.uniform(1 - low, [width - 1, height - 1] - high)
+        box = (*(low + centre), *(high + centre))
+        if not _overlaps(box, taken):
+            return corners + centre
+    return None
+
+
+def pasted_scene(photo: Photo, rng: np.random.Generator, replace_share: float = REPLACE_SHARE,
+                 two_line_share: float = TWO_LINE_SHARE, extra_plates: int = EXTRA_PLATES) -> Scene:
+    """The photo with rendered plates over some of its real plates and in other places (the module says how)."""
+    image = _read(photo.path)
+    height, width = image.shape[:2]
+    plates: list[ScenePlate] = []
+    blurs = []
+    for real in photo.plates:
+        if rng.random() >= replace_share:
+            plates.append(real)
+            continue
+        two_line = rng.random() < two_line_share
+        flat, text, style = rendered_plate(rng, two_line)
+        corners = _corners_over(real.box, flat, two_line, rng)
+        look = real_look(image, real, rng)  # measured before the real plate is painted over
+        erase(image, real.box)
+        plates.append(ScenePlate(paste(image, flat, corners, look, rng), synthetic.lines(style), text, style))
+        blurs.append(look.blur)
+    # Blur is the camera's and the rescaling's, in pixels: the photo's real plates say how much.
+    blur = float(np.median(blurs)) if blurs else float(rng.choice(BLURS[:4]))
+    for _ in range(int(rng.integers(0, extra_plates + 1))):
+        two_line = rng.random() < two_line_share
+        flat, text, style = rendered_plate(rng, two_line)
+        corners = _corners_elsewhere((width, height), flat, [p.box for p in plates], rng)
+        if corners is None:
+            continue
+        plate_height = float(corners[:, 1].max() - corners[:, 1].min())
+        look = look_elsewhere(image, (*corners.min(0), *corners.max(0)), min(blur, plate_height / 8), rng)
+        plates.append(ScenePlate(paste(image, flat, corners, look, rng), synthetic.lines(style), text, style))
+    return Scene(image, plates, photo.path, "pasted")
+
+
+def real_look(image: np.ndarray, real: ScenePlate, rng: np.random.Generator) -> Look:
+    """The look of a real plate, its blur found with a rendered plate of its kind (lines) drawn as wide as it."""
+    flat, _, _ = rendered_plate(rng, real.lines == 2)
+    width = max(2, round(real.box[2] - real.box[0]))
+    height = max(2, round(width * flat.shape[0] / flat.shape[1]))
+    small = cv2.resize(cv2.cvtColor(flat, cv2.COLOR_BGR2GRAY), (width, height), interpolation=cv2.INTER_AREA)
+    return look_of_plate(image, real.box, small)
+
+
+def _read(path: Path) -> np.ndarray:
+    image = cv2.imread(str(path))
+    if image is None:
+        raise ValueError(f"{path}: not an image OpenCV reads")
+    return image
+
+
+# Close-ups
+
+
+def closeup(photo: Photo, rng: np.random.Generator, fill: tuple[float, float] = CLOSEUP_FILL,
+            min_width: float = CLOSEUP_MIN_WIDTH, tries: int = 10) -> Scene | None:
+    """A window of the photo in which one of its real plates fills `fill` of the width (the module says how); None
+    where no plate of the photo can."""
+    if not any(p.box[2] - p.box[0] >= min_width for p in photo.plates):
+        return None  # known without reading the photo
+    image = _read(photo.path)
+    height, width = image.shape[:2]
+    fits = [p for p in photo.plates if p.box[2] - p.box[0] >= min_width and (p.box[2] - p.box[0]) / width <= fill[1]]
+    if not fits:
+        return None
+    chosen = fits[int(rng.integers(len(fits)))]
+    x1, y1, x2, y2 = max(0.0, chosen.box[0]), max(0.0, chosen.box[1]), min(width, chosen.box[2]), min(height, chosen.box[3])
+    plate_width, plate_height = x2 - x1, y2 - y1
+    share = rng.uniform(max(fill[0], plate_width / width), fill[1])
+    window_width = min(float(width), plate_width / share)
+    window_height = min(float(height), max(window_width / rng.uniform(*CLOSEUP_ASPECT), 1.2 * plate_height))
+    best = None
+    for _ in range(tries):
+        left = rng.uniform(max(0.0, x2 - window_width), min(x1, width - window_width))
+        top = rng.uniform(max(0.0, y2 - window_height), max(0.0, min(y1, height - window_height)))
+        window = (left, top, left + window_width, top + window_height)
+        cut = [_visible(p.box, window) for p in photo.plates if p is not chosen]
+        clean = all(v == 0 or v >= 0.999 for v in cut)
+        if best is None or clean:
+            best = window
+        if clean:
+            break
+    left, top, right, bottom = (round(v) for v in best)
+    plates = []
+    for plate in photo.plates:
+        if _visible(plate.box, best) >= VISIBLE:
+            box = (max(plate.box[0], left) - left, max(plate.box[1], top) - top,
+                   min(plate.box[2], right) - left, min(plate.box[3], bottom) - top)
+            plates.append(ScenePlate(box, plate.lines, plate.text))
+    return Scene(np.ascontiguousarray(image[top:bottom, left:right]), plates, photo.path, "closeup")
+
+
+def _visible(box: Sequence[float], window: Sequence[float]) -> float:
+    """The share of `box`'s area inside `window`."""
+    width = min(box[2], window[2]) - max(box[0], window[0])
+    height = min(box[3], window[3]) - max(box[1], window[1])
+    area = (box[2] - box[0]) * (box[3] - box[1])
+    return max(0.0, width) * max(0.0, height) / area if area > 0 else 0.0
+
+
+# YOLO labels
+
+
+def yolo_rows(plates: Iterable[ScenePlate], width: int, height: int) -> str:
+    """Ultralytics' label file of `plates`: a row `class cx cy w h` each, normalised to the image's size."""
+    rows = []
+    for plate in plates:
+        x1, y1, x2, y2 = plate.box
+        if x2 - x1 < 1 or y2 - y1 < 1:
+            continue
+        rows.append(f"{plate.cls} {(x1 + x2) / 2 / width:.6f} {(y1 + y2) / 2 / height:.6f} "
+                    f"{(x2 - x1) / width:.6f} {(y2 - y1) / height:.6f}")
+    return "".join(row + "\n" for row in rows)
