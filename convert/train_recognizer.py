@@ -5,8 +5,9 @@
     python convert/train_recognizer.py validate [--pretrained]   # the validation sets, read by last.pt or the reference
     python convert/train_recognizer.py export                # weights/plates_stn.pt, weights/plates_lprnet.pt
 
-Real plates: the labels of labels/*.json (convert/read_by_eye.py), those read with every character certain, of
-one-line plates. Each text belongs to one split (plates.training.real_plates.split_of): train, val (read after each
+Real plates: the labels of labels/*.json (convert/read_by_eye.py), those read with every character certain; a
+two-line plate is read with its rows side by side (plates.recognition.crops.side_by_side), as are the synthetic
+two-line plates (plates.training.dataset.TWO_LINE_SHARE of them). Each text belongs to one split (plates.training.real_plates.split_of): train, val (read after each
 epoch) or test (never read here: `convert/read_by_eye.py manifest` makes it a `plates eval` manifest). No label may
 be of a photo e2e.json lists or of detect/images/val: the run stops if one is. Synthetic plates are rendered with
 ../shared/fonts/GOST-R-50577-93.ttf. Everything is seeded; generated sets are cached in --out.
@@ -57,7 +58,7 @@ def datasets(args) -> tuple[CropSet, CropSet, dict[str, CropSet]]:
     out.mkdir(parents=True, exist_ok=True)
     labels = [label for path in args.labels for label in load_labels(path)]
     check_trainable(labels, SHARED, held_out_photos(args.detect, args.e2e), held_out_looks(args.detect, args.e2e))
-    plates = real_plates(labels, SHARED, lines=(1,))
+    plates = real_plates(labels, SHARED)
     train_plates = [p for p in plates if split_of(p.text) == "train"]
     val_plates = [p for p in plates if split_of(p.text) == "val"]
     print(f"real plates read by eye: {len(train_plates)} to train on, {len(val_plates)} to validate, "

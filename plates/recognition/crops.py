@@ -161,7 +161,6 @@ def prepare_crops(
     return np.stack([normalize(crop) for crop in cut_crops(image, boxes, crop_variants)])
 
 
-
 # A two-line plate's cut is read as one line, its rows side by side: the parts meet at the middle of the cut, and each
 # reaches TWO_LINE_OVERLAP (share of the cut's height) past it (side_by_side says why).
 TWO_LINE_PARTING = 0.5

@@ -17,7 +17,7 @@ from plates.recognition.alphabet import ALPHABET
 from plates.recognition.crops import CropVariant, crop_box, cut_crops, scale_pixels
 from plates.training.augment import ENLARGE_SHARE, real_crop, synthetic_crop, tight_as_photo, tight_crop, to_crop
 from plates.training.real_plates import RealPlate, training_photos
-from plates.training.synthetic import random_format, random_text, render_plate
+from plates.training.synthetic import lines, random_format, random_text, random_two_line_format, render_plate
 
 _INDEX = {char: index for index, char in enumerate(ALPHABET)}
 BACKGROUND_SIDE = 960  # background photos are kept at most this large: enough texture, little memory
@@ -71,11 +71,17 @@ def _init_worker(backgrounds: list[np.ndarray]) -> None:
     _BACKGROUNDS[:] = backgrounds
 
 
+# Of synthetic plates, the two-line ones (read with their rows side by side): few on the road, but nothing else
+# teaches the recognizer their look.
+TWO_LINE_SHARE = 0.15
+
+
 def synthetic_sample(seed: int, index: int, enlarge_share: float = ENLARGE_SHARE) -> tuple[np.ndarray, str]:
     rng = np.random.default_rng([seed, index])
-    style = random_format(rng)
+    style = random_two_line_format(rng) if rng.random() < TWO_LINE_SHARE else random_format(rng)
     text = random_text(style, rng)
-    return synthetic_crop(render_plate(text, style, rng), rng, _BACKGROUNDS, enlarge_share), text
+    plate = render_plate(text, style, rng)
+    return synthetic_crop(plate, rng, _BACKGROUNDS, enlarge_share, lines(style)), text
 
 
 def _synthetic_chunk(args: tuple[int, int, int, float]) -> list[tuple[np.ndarray, str]]:
@@ -102,12 +108,12 @@ def synthetic_set(
 SERVED_CUT = CropVariant(0.1, 0.03)
 
 
-def served_cut(image: np.ndarray, box: tuple[float, ...] | None) -> np.ndarray:
+def served_cut(image: np.ndarray, box: tuple[float, ...] | None, lines: int = 1) -> np.ndarray:
     """The plate cut as the served pipeline's first look cuts it; `box` None: `image` is a tight crop of it."""
     if box is None:
         photo, tight = tight_as_photo(image)
-        return to_crop(crop_box(photo, tight, SERVED_CUT))
-    return to_crop(cut_crops(image, np.array([box], np.float32), [SERVED_CUT])[0])
+        return to_crop(crop_box(photo, tight, SERVED_CUT), lines)
+    return to_crop(cut_crops(image, np.array([box], np.float32), [SERVED_CUT])[0], lines)
 
 
 def real_set(plates: list[RealPlate], per_plate: int, seed: int, augment: bool = True) -> CropSet:
@@ -121,10 +127,10 @@ def real_set(plates: list[RealPlate], per_plate: int, seed: int, augment: bool =
         rng = np.random.default_rng([seed, number])
         for plate in its_plates:
             if not augment:
-                images.append(served_cut(image, plate.box))
+                images.append(served_cut(image, plate.box, plate.lines))
             elif plate.box is None:
-                images += [tight_crop(image, rng) for _ in range(per_plate)]
+                images += [tight_crop(image, rng, plate.lines) for _ in range(per_plate)]
             else:
-                images += [real_crop(image, np.array(plate.box, np.float32), rng) for _ in range(per_plate)]
+                images += [real_crop(image, np.array(plate.box, np.float32), rng, plate.lines) for _ in range(per_plate)]
             texts += [plate.text] * (per_plate if augment else 1)
     return CropSet(np.stack(images), texts)
