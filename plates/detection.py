@@ -53,32 +53,45 @@ class DetectorSettings:
 class Detections:
     boxes: np.ndarray  # [N, 4] float32, x1 y1 x2 y2 in input-image pixels
     scores: np.ndarray  # [N] float32
+    # [N] int: rows of characters, 1 or 2 (a detector of two classes tells them: 0 one-line, 1 two-line; one of a
+    # single class finds one-line plates only)
+    lines: np.ndarray = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.lines is None:
+            object.__setattr__(self, "lines", np.ones(len(self.scores), np.int64))
 
     def __len__(self) -> int:
         return len(self.scores)
 
 
-def merge(boxes: list[np.ndarray], scores: list[np.ndarray], iou: float) -> tuple[np.ndarray, np.ndarray]:
-    """One box per plate from several passes' boxes: non-maximum suppression over all of them."""
+def merge(
+    boxes: list[np.ndarray], scores: list[np.ndarray], lines: list[np.ndarray], iou: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One box per plate from several passes' boxes (with their scores and rows): non-maximum suppression over all of
+    them, whatever their class: a plate is one plate, however many rows a pass saw in it."""
     import torch
     import torchvision
 
     boxes_t = torch.from_numpy(np.concatenate([np.asarray(b, np.float32).reshape(-1, 4) for b in boxes]))
     scores_t = torch.from_numpy(np.concatenate([np.asarray(s, np.float32).reshape(-1) for s in scores]))
-    keep = torchvision.ops.nms(boxes_t, scores_t, iou)
-    return boxes_t[keep].numpy(), scores_t[keep].numpy()
+    lines_n = np.concatenate([np.asarray(n, np.int64).reshape(-1) for n in lines])
+    keep = torchvision.ops.nms(boxes_t, scores_t, iou).numpy()
+    return boxes_t.numpy()[keep], scores_t.numpy()[keep], lines_n[keep]
 
 
-def postprocess(boxes: np.ndarray, scores: np.ndarray, width: int, height: int) -> Detections:
+def postprocess(boxes: np.ndarray, scores: np.ndarray, width: int, height: int, lines: np.ndarray | None = None
+                ) -> Detections:
     """Clip boxes to the image, drop degenerate ones, and order by descending score."""
     boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4).copy()
     scores = np.asarray(scores, dtype=np.float32).reshape(-1)
+    lines = np.ones(len(scores), np.int64) if lines is None else np.asarray(lines, np.int64).reshape(-1)
     boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, width)
     boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, height)
     keep = ((boxes[:, 2] - boxes[:, 0]) >= MIN_BOX_SIDE) & ((boxes[:, 3] - boxes[:, 1]) >= MIN_BOX_SIDE)
-    boxes, scores = boxes[keep], scores[keep]
+    boxes, scores, lines = boxes[keep], scores[keep], lines[keep]
     order = np.argsort(-scores, kind="stable")
-    return Detections(boxes[order], scores[order])
+    return Detections(boxes[order], scores[order], lines[order])
 
 
 def same_boxes(reference: Detections, other: Detections, threshold: float = 0.9) -> tuple[int, int, int, float]:
@@ -130,13 +143,14 @@ class PlateDetector:
 
     def detect(self, image: np.ndarray) -> Detections:
         s = self.settings
-        boxes, scores = [], []
+        boxes, scores, lines = [], [], []
         for imgsz, conf in zip(s.imgsz, s.conf):
             result = self.model.predict(
                 image,
                 imgsz=imgsz,
                 conf=conf,
                 iou=s.iou,
+                agnostic_nms=True,  # a plate is one plate whichever class: never a one-line and a two-line box on it
                 max_det=s.max_det,
                 device=self.device,
                 verbose=False,
@@ -146,6 +160,7 @@ class PlateDetector:
             )[0]
             boxes.append(result.boxes.xyxy.cpu().numpy())
             scores.append(result.boxes.conf.cpu().numpy())
-        boxes, scores = merge(boxes, scores, s.iou)
+            lines.append(result.boxes.cls.cpu().numpy().astype(np.int64) + 1)
+        boxes, scores, lines = merge(boxes, scores, lines, s.iou)
         height, width = image.shape[:2]
-        return postprocess(boxes[: s.max_det], scores[: s.max_det], width, height)
+        return postprocess(boxes[: s.max_det], scores[: s.max_det], width, height, lines[: s.max_det])

@@ -84,6 +84,40 @@ def normalize(crop_bgr: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(scale_pixels(resized).transpose(2, 0, 1))
 
 
+# A two-line plate's cut is read as one line, its rows side by side: the parts meet at the middle of the cut, and each
+# reaches TWO_LINE_OVERLAP (share of the cut's height) past it (side_by_side says why).
+TWO_LINE_PARTING = 0.5
+TWO_LINE_OVERLAP = 0.1
+
+
+def side_by_side(cut_bgr: np.ndarray, parting: float = TWO_LINE_PARTING,
+                 overlap: float = TWO_LINE_OVERLAP) -> np.ndarray:
+    """A two-line plate's cut as one line, BGR: its upper part (the top row) left of its lower part (the bottom row),
+    each as wide as the cut and stretched to the same height. The upper part ends `overlap` below `parting` (a share
+    of the cut's height), the lower one starts `overlap` above it, so that a row the parting line crosses (a plate
+    tilted, or boxed loosely) stays whole in its part.
+
+    Measured with benchmarks/two_line_split.py: of 1,200 cuts of rendered two-line plates (cut as served, tilted and
+    boxed with the detector's error), the middle with 0.1 of overlap left both rows whole in 97 % (0.08: 94 %, 0.12:
+    98.5 %), each part holding about a quarter of the other row's ink at its edge; parting instead at the row of least
+    ink between the rows did worse (88 % at 0.1), misled by tilted rows, the region's frame and shadows. On the 4 real
+    two-line plates read by eye (rfplates/scenes), cut as served, the top row ends at 0.44 to 0.49 of the cut's height
+    (one's, its digits run into the plate's dark rim, at about 0.47 by eye) and the bottom row starts at 0.51 to
+    0.61: whole in both parts."""
+    height = cut_bgr.shape[0]
+    upper = cut_bgr[: max(1, round((parting + overlap) * height))]
+    lower = cut_bgr[min(height - 1, round((parting - overlap) * height)) :]
+    rows = max(1, round((len(upper) + len(lower)) / 2))
+    width = cut_bgr.shape[1]
+    parts = [cv2.resize(part, (width, rows), interpolation=cv2.INTER_AREA) for part in (upper, lower)]
+    return np.concatenate(parts, axis=1)
+
+
+def normalize_two_line(cut_bgr: np.ndarray) -> np.ndarray:
+    """A two-line plate's cut as the recognizer's CHW RGB float input: side_by_side, then normalize (94x24)."""
+    return normalize(side_by_side(cut_bgr))
+
+
 @functools.lru_cache
 def _blocks(size: int, frame_size: int) -> tuple[int, int, bool]:
     """How cv2.resize maps a side of `size` photo pixels onto `frame_size`: in blocks, every `period` photo pixels
@@ -153,43 +187,15 @@ def cut_crops(
 
 
 def prepare_crops(
-    image: np.ndarray, boxes: np.ndarray, crop_variants: Sequence[CropVariant] = (CropVariant(),)
+    image: np.ndarray,
+    boxes: np.ndarray,
+    crop_variants: Sequence[CropVariant] = (CropVariant(),),
+    lines: Sequence[int] | None = None,
 ) -> np.ndarray:
-    """Recognizer inputs for the boxes `boxes` ([N, 4] in image pixels): [N * V, ...], the V variants of box 0 first."""
+    """Recognizer inputs for the boxes `boxes` ([N, 4] in image pixels): [N * V, ...], the V variants of box 0 first;
+    a plate of 2 `lines` (None: every plate has 1) with its rows side by side."""
     if len(boxes) == 0:
         return np.zeros((0, 3, CROP_HEIGHT, CROP_WIDTH), dtype=np.float32)
-    return np.stack([normalize(crop) for crop in cut_crops(image, boxes, crop_variants)])
-
-
-# A two-line plate's cut is read as one line, its rows side by side: the parts meet at the middle of the cut, and each
-# reaches TWO_LINE_OVERLAP (share of the cut's height) past it (side_by_side says why).
-TWO_LINE_PARTING = 0.5
-TWO_LINE_OVERLAP = 0.1
-
-
-def side_by_side(cut_bgr: np.ndarray, parting: float = TWO_LINE_PARTING,
-                 overlap: float = TWO_LINE_OVERLAP) -> np.ndarray:
-    """A two-line plate's cut as one line, BGR: its upper part (the top row) left of its lower part (the bottom row),
-    each as wide as the cut and stretched to the same height. The upper part ends `overlap` below `parting` (a share
-    of the cut's height), the lower one starts `overlap` above it, so that a row the parting line crosses (a plate
-    tilted, or boxed loosely) stays whole in its part.
-
-    Measured with benchmarks/two_line_split.py: of 1,200 cuts of rendered two-line plates (cut as served, tilted and
-    boxed with the detector's error), the middle with 0.1 of overlap left both rows whole in 97 % (0.08: 94 %, 0.12:
-    98.5 %), each part holding about a quarter of the other row's ink at its edge; parting instead at the row of least
-    ink between the rows did worse (88 % at 0.1), misled by tilted rows, the region's frame and shadows. On the 4 real
-    two-line plates read by eye (rfplates/scenes), cut as served, the top row ends at 0.44 to 0.49 of the cut's height
-    (one's, its digits run into the plate's dark rim, at about 0.47 by eye) and the bottom row starts at 0.51 to
-    0.61: whole in both parts."""
-    height = cut_bgr.shape[0]
-    upper = cut_bgr[: max(1, round((parting + overlap) * height))]
-    lower = cut_bgr[min(height - 1, round((parting - overlap) * height)) :]
-    rows = max(1, round((len(upper) + len(lower)) / 2))
-    width = cut_bgr.shape[1]
-    parts = [cv2.resize(part, (width, rows), interpolation=cv2.INTER_AREA) for part in (upper, lower)]
-    return np.concatenate(parts, axis=1)
-
-
-def normalize_two_line(cut_bgr: np.ndarray) -> np.ndarray:
-    """A two-line plate's cut as the recognizer's CHW RGB float input: side_by_side, then normalize (94x24)."""
-    return normalize(side_by_side(cut_bgr))
+    rows = np.repeat(np.ones(len(boxes), np.int64) if lines is None else np.asarray(lines), len(crop_variants))
+    crops = cut_crops(image, boxes, crop_variants)
+    return np.stack([normalize_two_line(crop) if n == 2 else normalize(crop) for crop, n in zip(crops, rows)])

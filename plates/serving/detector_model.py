@@ -62,7 +62,7 @@ class DetectorModel:
 
     def cut(self, pixels: np.ndarray, detections: Detections) -> dict[str, torch.Tensor]:
         """The model's outputs: every plate's crops (its variants one after the other), boxes and scores."""
-        crops = prepare_crops(pixels, detections.boxes, self.crop_variants)
+        crops = prepare_crops(pixels, detections.boxes, self.crop_variants, detections.lines)
         return {
             "output__0": torch.from_numpy(crops).to(self.device),
             "output__1": torch.from_numpy(detections.boxes).to(self.device),
