@@ -45,7 +45,14 @@ from plates.evaluation import iou, load_yolo_photo
 from plates.training import synthetic
 from plates.training.augment import plate_corners
 from plates.training.by_eye import Label
-from plates.training.real_plates import SAME_LOOK_BITS, held_out_looks, is_copy, look_hash, training_photos
+from plates.training.real_plates import (
+    SAME_LOOK_BITS,
+    held_out_looks,
+    is_copy,
+    look_hash,
+    split_of,
+    training_photos,
+)
 
 Box = tuple[float, float, float, float]
 ONE_LINE, TWO_LINE = 0, 1
@@ -167,11 +174,16 @@ def photo_groups(photos: Sequence[Photo]) -> list[str]:
 
 
 def split_photos(photos: Sequence[Photo], val_share: float) -> dict[str, list[Photo]]:
-    """Photos in train and val, whole groups at a time, by a hash of the group's name (the same on every run)."""
+    """Photos in train and val, whole groups at a time, by a hash of the group's name (the same on every run). A
+    group holding a plate of the recognizer's test split (plates.training.real_plates.split_of) goes to val whatever
+    its hash: the photos that score the recognizer on plates it never saw are never the detector's to learn either."""
+    groups = photo_groups(photos)
+    tested = {group for photo, group in zip(photos, groups)
+              if any(plate.text and split_of(plate.text) == "test" for plate in photo.plates)}
     splits: dict[str, list[Photo]] = {"train": [], "val": []}
-    for photo, group in zip(photos, photo_groups(photos)):
+    for photo, group in zip(photos, groups):
         bucket = int.from_bytes(hashlib.sha256(group.encode()).digest()[:4], "big") / 2**32
-        splits["val" if bucket < val_share else "train"].append(photo)
+        splits["val" if bucket < val_share or group in tested else "train"].append(photo)
     return splits
 
 

@@ -14,7 +14,7 @@ import yaml
 from plates.evaluation import iou, load_json_manifest, load_yolo
 from plates.training import scene_set, scenes, synthetic
 from plates.training.by_eye import Label
-from plates.training.real_plates import look_hash
+from plates.training.real_plates import look_hash, split_of
 
 needs_font = pytest.mark.skipif(not synthetic.FONT_PATH.is_file(), reason="needs ../shared/fonts")
 
@@ -100,6 +100,15 @@ def test_split_photos_gives_whole_groups_to_one_split_the_same_every_time(tmp_pa
     val_families = {p.path.name.split(".rf.")[0] for p in first["val"]}
     assert not val_families & {p.path.name.split(".rf.")[0] for p in first["train"]}
     assert scenes.split_photos(photos, 0.3) == first
+
+
+def test_split_photos_keeps_the_recognizers_test_plates_out_of_train(tmp_path):
+    texts = [f"A{n:03d}AA77" for n in range(200)]
+    tested = next(text for text in texts if split_of(text) == "test")
+    photos = [_photo(tmp_path, f"p{i}.jpg", i, text=text) for i, text in enumerate(texts)]
+    splits = scenes.split_photos(photos, 0.0)
+    assert [p.plates[0].text for p in splits["val"]] == [t for t in texts if split_of(t) == "test"]
+    assert tested not in {p.plates[0].text for p in splits["train"]}
 
 
 # Drawing into photos
