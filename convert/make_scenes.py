@@ -4,6 +4,8 @@ plates cut into close-ups (plates.training.scenes); a YOLO dataset with manifest
     python convert/make_scenes.py write [--scenes 4000] [--closeups 1000]   # runs/scenes: the data set
     python convert/make_scenes.py sheet                                      # runs/scenes/sheet_*.png: a look at it
     python convert/make_scenes.py plates                                     # runs/scenes/two_line_plates.png
+    python convert/make_scenes.py closeups ../shared/data/e2e.json          # runs/closeups: a close-up of each
+                                                                             # labelled plate, and its manifest
 
 Photos: ../shared/data/detect/images/train (less e2e.json's photos and copies of held-out ones) and
 ../shared/data/rfplates/scenes (CC BY 4.0: credit test-aomwr and Roboflow Universe wherever weights trained on it
@@ -124,6 +126,36 @@ def plates(args) -> int:
     return 0
 
 
+def closeups(args) -> int:
+    """A `plates eval` manifest of close-ups of a manifest's photos: for each photo with a plate whose text is known
+    (a per-plate text, or a photo-level one of its single box), a window of the photo that one of its plates fills 30
+    to 60 % of (plates.training.scenes.closeup, the rule of the training close-ups, whose narrowest plate is 60 px),
+    with every plate the window shows."""
+    from plates.evaluation import load_manifest
+    from plates.training.scenes import Photo, ScenePlate, closeup
+
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(args.seed)
+    entries, skipped = [], 0
+    for number, labelled in enumerate(load_manifest(args.manifest)):
+        if not any(plate.text for plate in labelled.plates):
+            continue
+        photo = Photo(labelled.image, tuple(ScenePlate(p.box, 1, p.text) for p in labelled.plates), np.zeros(256, bool))
+        scene = closeup(photo, rng)
+        if scene is None:
+            skipped += 1
+            continue
+        name = f"{number:04d}_{labelled.image.stem}.jpg"
+        cv2.imwrite(str(out / name), scene.image, [cv2.IMWRITE_JPEG_QUALITY, 95])
+        entries.append({"image": name, "plates": [{"box": [float(v) for v in p.box], "text": p.text}
+                                                  for p in scene.plates]})
+    (out / "closeups.json").write_text(json.dumps(entries, indent=1))
+    print(f"wrote {out / 'closeups.json'}: {len(entries)} close-ups, {sum(p['text'] is not None for e in entries for p in e['plates'])} "
+          f"texts ({skipped} photos whose plates are all narrower than the minimum left out)")
+    return 0
+
+
 def _fit(image: np.ndarray, width: int, height: int) -> np.ndarray:
     scale = min(width / image.shape[1], height / image.shape[0])
     return cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
@@ -131,8 +163,9 @@ def _fit(image: np.ndarray, width: int, height: int) -> np.ndarray:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("verb", choices=["write", "sheet", "plates"])
-    parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "runs" / "scenes")
+    parser.add_argument("verb", choices=["write", "sheet", "plates", "closeups"])
+    parser.add_argument("manifest", nargs="?", help="closeups: the plates eval manifest whose photos to cut")
+    parser.add_argument("--out", type=Path, help="where to write (runs/scenes; closeups: runs/closeups)")
     parser.add_argument("--scenes", type=int, default=4000, help="pasted scenes, train and val together")
     parser.add_argument("--closeups", type=int, default=1000, help="close-ups, train and val together")
     parser.add_argument("--val-share", type=float, default=0.1, help="of photo groups (and of scenes) for val")
@@ -145,7 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    return {"write": write, "sheet": sheet, "plates": plates}[args.verb](args)
+    if args.out is None:
+        args.out = PROJECT_ROOT / "runs" / ("closeups" if args.verb == "closeups" else "scenes")
+    return {"write": write, "sheet": sheet, "plates": plates, "closeups": closeups}[args.verb](args)
 
 
 if __name__ == "__main__":
