@@ -57,8 +57,8 @@ class ErrorAnswer(BaseModel):
 class Form(BaseModel):
     """The multipart form of a request (documentation only: the endpoint parses the form itself)."""
 
-    # Clients send fields of their own (`operation`, in the YOLO11 module's description): text fields beyond these are
-    # accepted and ignored; a second file is refused (one photo a request).
+    # Their modules take more than this service reads (`operation`, in the YOLO11 module's description): text fields
+    # beyond these are accepted and ignored; a second file is refused (one photo a request).
     model_config = {"extra": "allow"}
 
     upload: bytes = Field(description=f"The photo file: {PHOTO} The form's first file is read, whatever its field's "

@@ -138,8 +138,8 @@ class Form(BaseModel):
     """The multipart form of a request (documentation only: the endpoint parses the form itself). A text field left
     out is absent, never null."""
 
-    # Clients send fields of their own (Home Assistant's `mmc`, Genetec's webhook fields): text fields beyond these
-    # are accepted and ignored; a second file is refused (one photo a request).
+    # Their API takes more than this service reads, and clients send what they were written for: text fields beyond
+    # these are accepted and ignored; a second file is refused (one photo a request).
     model_config = {"extra": "allow"}
 
     upload: bytes = Field(description=f"The photo file, or its bytes in base64 as a text field: {PHOTO}")
