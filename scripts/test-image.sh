@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Build the serving image from the Dockerfile, start it hardened as users would (user 1000, read-only root,
 # 512 MiB /dev/shm, ports on 127.0.0.1 only), run tests/integration and tests/image against it (Triton's ports and
-# the gateway's, which attacks it through its published port), stop it.
+# the gateway's, which attacks it through its published port), stop it. Last, tests/image starts deploy/k8s's
+# Deployment with its Secret under podman kube play on the same image, reads car.jpg through its gateway, and tears
+# it down (tests/image/test_kube_play.py; it publishes the Deployment's ports 8000-8002 and 8080 on the host).
 # Exits non-zero if anything failed, or if no container engine can run here (never a silent skip).
 #
 #   scripts/test-image.sh                        # Docker where an engine answers, else Podman (installed if needed)
@@ -117,9 +119,16 @@ ready_s=$(seconds "$start" "$(now)")
 status=0
 ENDPOINTS=(--triton-url "127.0.0.1:$HTTP" --triton-grpc-url "127.0.0.1:$GRPC" --gateway-url "127.0.0.1:$GATEWAY")
 poetry run pytest tests/integration "${ENDPOINTS[@]}" -q "$@" || status=1
-# Last: these stop the container.
-poetry run pytest tests/image --image "$IMAGE" --container "$NAME" --engine "${ENGINE[*]}" "${ENDPOINTS[@]}" \
-  -q "$@" || status=1
+# kube play is Podman's: where Docker built the image, Podman gets a copy.
+KUBE=()
+if [ "${ENGINE[0]}" = docker ]; then
+  select_podman "for podman kube play" || die "podman kube play (tests/image/test_kube_play.py) needs Podman"
+  docker save "$IMAGE" | "${PODMAN[@]}" load -q >/dev/null
+  KUBE=(--kube-engine "${PODMAN[*]}")
+fi
+# Last: test_image.py ends by stopping the container, then test_kube_play.py starts the Deployment.
+poetry run pytest tests/image --image "$IMAGE" --container "$NAME" --engine "${ENGINE[*]}" "${KUBE[@]}" \
+  "${ENDPOINTS[@]}" -q "$@" || status=1
 [ $status = 0 ] || "${ENGINE[@]}" logs --tail 80 "$NAME" >&2 || true
 
 echo "image: $IMAGE"

@@ -41,6 +41,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--image", help="the serving image to test (tests/image runs only when it is given)")
     parser.addoption("--container", help="a running container of --image, published at --triton-url")
     parser.addoption("--engine", default="docker", help='the container engine command, e.g. "podman --runtime runc"')
+    parser.addoption("--kube-engine", help="podman, with its options, for podman kube play (default: --engine)")
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -9,32 +9,40 @@ DEBIAN_BASE=localhost/plates-stand-in/debian:bookworm
 engine_say() { echo "$ENGINE_WHO: $*" >&2; }
 engine_die() { engine_say "$*"; exit 1; }
 
-# Sets ENGINE to the command that runs containers: Docker where an engine answers, else Podman, installed from the
-# distribution's packages when missing and run as root. Exits non-zero where neither can run containers: a check
-# that cannot run here fails rather than skips silently. $1 says what for ("to test the image").
+# Sets ENGINE to the command that runs containers: Docker where an engine answers, else Podman (select_podman).
+# Exits non-zero where neither can run containers: a check that cannot run here fails rather than skips silently.
+# $1 says what for ("to test the image").
 select_engine() {
   local purpose="${1:-to run containers}"
   ENGINE=()
   if command -v docker >/dev/null && docker info >/dev/null 2>&1; then
     ENGINE=(docker)
-  else
-    if ! command -v podman >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-      engine_say "no Docker engine answers; installing Podman from the distribution's packages"
-      apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc >/dev/null \
-        || engine_die "neither a Docker engine nor Podman can run here: installing podman failed"
-    fi
-    if command -v podman >/dev/null; then
-      # Sandboxes that refuse raising rlimits refuse Podman's default ulimits; runc and cgroupfs work where crun and
-      # systemd's cgroup manager do not (hybrid cgroups, no systemd). Both are right on an ordinary host too.
-      export CONTAINERS_CONF="${CONTAINERS_CONF:-$PWD/deploy/stand-in/containers.conf}"
-      ENGINE=(podman --cgroup-manager cgroupfs)
-      command -v runc >/dev/null && ENGINE+=(--runtime runc)
-    fi
+  elif select_podman "$purpose"; then
+    ENGINE=("${PODMAN[@]}")
   fi
   [ ${#ENGINE[@]} -gt 0 ] \
     || engine_die "neither a Docker engine nor Podman is available here; install one $purpose"
   "${ENGINE[@]}" info >/dev/null 2>&1 \
     || engine_die "${ENGINE[0]} is installed but cannot run containers here: ${ENGINE[*]} info fails"
+}
+
+# Sets PODMAN to the command that runs Podman, installed from the distribution's packages when missing and run as
+# root; returns non-zero where there is none. $1 says what for.
+select_podman() {
+  local purpose="${1:-to run containers}"
+  PODMAN=()
+  if ! command -v podman >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    engine_say "installing Podman from the distribution's packages $purpose"
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc >/dev/null \
+      || engine_die "installing podman failed"
+  fi
+  command -v podman >/dev/null || return 1
+  # Sandboxes that refuse raising rlimits refuse Podman's default ulimits; runc and cgroupfs work where crun and
+  # systemd's cgroup manager do not (hybrid cgroups, no systemd). Both are right on an ordinary host too.
+  export CONTAINERS_CONF="${CONTAINERS_CONF:-$PWD/deploy/stand-in/containers.conf}"
+  PODMAN=(podman --cgroup-manager cgroupfs)
+  command -v runc >/dev/null && PODMAN+=(--runtime runc)
+  return 0
 }
 
 # Makes $DEBIAN_BASE with ENGINE (an array, as select_engine sets it) unless the engine has it: a registry-free

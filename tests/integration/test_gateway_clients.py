@@ -305,12 +305,17 @@ def test_pyzm_with_its_key_where_keys_are_required(gateways, car_png):
 # --- CodeProject.AI's clients ---------------------------------------------------------------------------------------
 
 
-def viseron(host: str, port: int, image: bytes, min_confidence: float) -> list[dict]:
-    """roflcoopter/viseron, viseron/components/codeprojectai/license_plate_recognition.py: CodeProjectAIALPR.detect()
-    calls codeproject-ai-api's `cpai.process_image(url=self._url_base, image_bytes=image_bytes,
-    min_confidence=self.min_confidence, timeout=self.timeout)` with PLATE_RECOGNITION_URL_BASE
-    "http://{host}:{port}/v1/image/alpr" (const.py); _process_frame() returns nothing unless `result["success"]`,
-    then reads each prediction's x_min, y_min, x_max, y_max, "plate" and "confidence"."""
+VISERON_MIN_CONFIDENCE = 0.6  # what Viseron sends unless its user sets another
+
+
+def viseron(host: str, port: int, image: bytes, min_confidence: float = VISERON_MIN_CONFIDENCE) -> list[dict]:
+    """roflcoopter/viseron, viseron/components/codeprojectai/license_plate_recognition.py (commit 14b5864d):
+    CodeProjectAIALPR.detect() calls codeproject-ai-api's `cpai.process_image(url=self._url_base,
+    image_bytes=image_bytes, min_confidence=self.min_confidence, timeout=self.timeout)` with PLATE_RECOGNITION_URL_BASE
+    "http://{host}:{port}/v1/image/alpr" (viseron/components/codeprojectai/const.py) and the timeout's default 10;
+    min_confidence is its license_plate_recognition config's, whose default is DEFAULT_MIN_CONFIDENCE 0.6
+    (viseron/domains/license_plate_recognition/const.py, commit 0496aae7). _process_frame() returns nothing unless
+    `result["success"]`, then reads each prediction's x_min, y_min, x_max, y_max, "plate" and "confidence"."""
     result = cpai.process_image(url=f"http://{host}:{port}/v1/image/alpr", image_bytes=image,
                                 min_confidence=min_confidence, timeout=10)  # fmt: skip
     if not result["success"]:
@@ -322,10 +327,13 @@ def viseron(host: str, port: int, image: bytes, min_confidence: float) -> list[d
 
 
 @pytest.mark.parametrize("deployment", ["open", "anonymous"])
-def test_codeproject_ai_api_as_viseron_calls_it(gateways, car, deployment):
+def test_codeproject_ai_api_as_viseron_calls_it_with_its_default_min_confidence(gateways, car, deployment):
+    # min_confidence is the detector's bar, as CodeProject.AI's YOLO11 ALPR module applies it: car.jpg's plate is
+    # detected at 0.63 and read at 0.44, so Viseron's default 0.6 keeps it, and 0.99 leaves it out.
     host, port = gateways[deployment].removeprefix("http://").split(":")
-    [found] = viseron(host, int(port), car, min_confidence=0.2)
-    assert found["plate"] == PLATE.upper() and found["confidence"] >= 0.2 and found["box"] == (95, 330, 132, 343)
+    [found] = viseron(host, int(port), car)
+    print(f"Viseron's call, min_confidence {VISERON_MIN_CONFIDENCE}, {deployment} gateway: {found}")
+    assert found["plate"] == PLATE.upper() and 0 < found["confidence"] <= 1 and found["box"] == (95, 330, 132, 343)
     assert viseron(host, int(port), car, min_confidence=0.99) == []
 
 

@@ -57,7 +57,7 @@ async def alpr(request: Request) -> Response:
 
 def min_confidence_of(form: FormData) -> float:
     given = text(form, "min_confidence")
-    if given is None or not given.strip():
+    if given is None:
         return 0.0
     try:
         value = float(given)
@@ -73,7 +73,8 @@ for number, path in enumerate(PATHS):
         path, alpr, methods=["POST"], response_model=Answer, responses=ERRORS, openapi_extra=FORM_BODY,
         summary="Read the licence plates of a photo" + (" (their legacy route)" if number else ""),
         description="CodeProject.AI's licence plate reader: the form's first file is the photo, whatever its field's "
-        "name; `min_confidence` leaves out plates read below it.", operation_id=f"alpr_{path.split('/')[2]}",
+        "name; `min_confidence` leaves out plates detected below it (the detector's confidence, as their YOLO11 ALPR "
+        "module applies it).", operation_id=f"alpr_{path.split('/')[2]}",
     )  # fmt: skip
 
 

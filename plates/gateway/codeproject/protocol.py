@@ -13,6 +13,7 @@ import re
 
 from pydantic import BaseModel, Field
 
+from plates.gateway.forms import PHOTO
 from plates.gateway.version import VERSION
 
 PATHS = ("/v1/vision/alpr", "/v1/image/alpr")
@@ -56,12 +57,14 @@ class ErrorAnswer(BaseModel):
 class Form(BaseModel):
     """The multipart form of a request (documentation only: the endpoint parses the form itself)."""
 
-    # Other fields mean nothing here: text fields are ignored, a second file is refused (one photo a request).
-    model_config = {"extra": "forbid"}
+    # Their modules take more than this service reads (`operation`, in the YOLO11 module's description): text fields
+    # beyond these are accepted and ignored; a second file is refused (one photo a request).
+    model_config = {"extra": "allow"}
 
-    upload: bytes = Field(description="The photo file, JPEG or PNG. The form's first file is read, whatever its "
-                          "field's name (`upload` in their module's description, `image` in their Python client).")
-    min_confidence: float = Field(default=None, ge=0, le=1, description="Plates read below it are left out.")
+    upload: bytes = Field(description=f"The photo file: {PHOTO} The form's first file is read, whatever its field's "
+                          "name (`upload` in their module's description, `image` in their Python client).")
+    min_confidence: float = Field(default=None, ge=0, le=1, description="Plates detected below it (the "
+                                  "detector's confidence, as their YOLO11 ALPR module applies it) are left out.")
 
 
 class VersionInfo(BaseModel):

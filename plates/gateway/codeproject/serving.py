@@ -11,10 +11,15 @@ from plates.gateway.snapshot.protocol import box_of
 
 
 async def read_alpr(recognizer: Recognizer, photo: bytes, field: str, min_confidence: float) -> Answer:
-    """The plates read at `min_confidence` or above, best first; a plate found but not read is not theirs to list."""
+    """The plates read and detected at `min_confidence` or above, best read first; a plate found but not read is not
+    theirs to list.
+
+    `min_confidence` is the detector's bar, as CodeProject.AI's YOLO11 ALPR module applies it (its plate detector's
+    confidence) and as their clients' defaults assume (Viseron sends 0.6): this service's text probability is of the
+    whole plate, far below their per-character averages, and would leave out most plates at such values."""
     started = time.perf_counter()
     read = await recognizer.read(photo, field)
-    plates = sorted((p for p in read.plates if p.text is not None and p.text_score >= min_confidence),
+    plates = sorted((p for p in read.plates if p.text is not None and p.score >= min_confidence),
                     key=lambda p: p.text_score, reverse=True)  # fmt: skip
     predictions = [prediction_of(plate) for plate in plates]
     labels = ", ".join(p.label for p in predictions)

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request, Response
 from starlette.datastructures import FormData, UploadFile
 
 from plates.gateway.errors import Refusal
-from plates.gateway.forms import PHOTO_TYPES, form_schema, read_form, text
+from plates.gateway.forms import PHOTO, PHOTO_TYPES, form_schema, read_form, text
 from plates.gateway.snapshot.options import options_of
 from plates.gateway.snapshot.protocol import PATH, ErrorBody, Form, Reading
 from plates.gateway.snapshot.serving import FIELD, read_snapshot
@@ -44,7 +44,7 @@ FORM_BODY = {
                 "upload": {"contentType": PHOTO_TYPES}, "config": {"contentType": "application/json"}}},
             # As Genetec's connector sends it: the photo in base64.
             "application/x-www-form-urlencoded": {"schema": FORM_SCHEMA | {"properties": FORM_SCHEMA["properties"] | {
-                "upload": {"type": "string", "format": "byte", "description": "The photo file in base64."}}},
+                "upload": {"type": "string", "format": "byte", "description": f"The photo file in base64: {PHOTO}"}}},
                 "encoding": {"config": {"contentType": "application/json"}}},
         },
     }

@@ -15,6 +15,11 @@ from plates.gateway.errors import Refusal
 
 ON = ("true", "1", "yes", "on")
 OFF = ("false", "0", "no", "off", "")
+# What a config option's value may be, besides null, where the client leaves the option off (Home Assistant's
+# integration sends null).
+UNSET = ("", "none", False)
+SERVED = {"detection_mode": ("plate",), "region": ("strict",), "detection_rule": ("strict",),
+          "mode": ("fast", "regular")}  # fmt: skip
 MAX_CONFIG_CHARS = 4096  # their options fit in a line; a larger field is not a config
 
 
@@ -47,14 +52,19 @@ def options_of(config: str | None, mmc: str | None) -> Options:
         raise invalid(f"config is not JSON, such as {{\"threshold_d\": 0.2}}: {error}") from error
     if not isinstance(values, dict):
         raise invalid("config must be a JSON object, such as {\"threshold_d\": 0.2}")
-    detection_mode = values.get("detection_mode") or "plate"
-    if detection_mode != "plate":
+    detection_mode = values.get("detection_mode")
+    if not is_one_of(detection_mode, (*SERVED["detection_mode"], *UNSET, None)):
         raise Refusal(400, "unsupported_option", f"config detection_mode {str(detection_mode)[:40]!r} is not served: "
                       "this service finds plates, not vehicles; send detection_mode plate or leave it out")  # fmt: skip
-    for name, served in (("region", ("strict",)), ("detection_rule", ("strict",)), ("mode", ("fast", "regular"))):
-        if name in values and values[name] not in (*served, None, False, "", "none"):
+    for name, served in SERVED.items():
+        if not is_one_of(values.get(name), (*served, *UNSET, None)):
             raise invalid(f"config {name} must be {' or '.join(served)}, not {str(values[name])[:40]!r}")
     return Options(threshold("threshold_d", values), threshold("threshold_o", values), values.get("region") == "strict")
+
+
+def is_one_of(value, choices: tuple) -> bool:
+    """Whether `value` is one of `choices` as JSON compares them: false is not 0, nor 1.0 true."""
+    return any(type(value) is type(choice) and value == choice for choice in choices)
 
 
 def threshold(name: str, values: dict) -> float:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from plates.client import Plate
 from plates.exceptions import InvalidInputError
+from plates.gateway.forms import PHOTO
+from plates.gateway.snapshot.options import SERVED, UNSET
 
 PATH = "/v1/plate-reader/"
 COUNTRY = "ru"  # the code their country list gives Russia: every plate this service reads is a Russian plate
@@ -84,7 +86,8 @@ class Reading(BaseModel):
     filename: str | None = Field(description="The upload's file name as the client sent it.")
     version: int = 1
     camera_id: str | None = Field(description="The request's camera_id, sent back.")
-    timestamp: str = Field(description="The request's timestamp, or the time it was received: ISO 8601, UTC.")
+    timestamp: str = Field(description="The request's timestamp, or the time it was received: ISO 8601, UTC; a "
+                           "time whose UTC falls outside the years 1 to 9999 keeps the offset it was sent with.")
     image_width: int = Field(description="The photo's width in pixels, turned upright.")
     image_height: int
     unread: list[Unread] = Field(description="This service: plates found but not read.")
@@ -103,32 +106,46 @@ class ErrorBody(BaseModel):
     status_code: int = Field(description="The HTTP status again, where Plate Recognizer's errors put it.")
 
 
+# Each option's values in the schema: those served, and those that leave it off.
+Option = {name: Literal[(*served, *UNSET)] for name, served in SERVED.items()}
+
+
 class EngineConfig(BaseModel):
     """The engine options of Plate Recognizer's `config` that this service serves; other keys are ignored, and
-    detection_mode "vehicle" is refused with 400."""
+    detection_mode "vehicle" is refused with 400. An option left off may also be null, false, "" or "none"."""
 
     model_config = {"extra": "allow"}
 
-    threshold_d: float = Field(default=0.0, ge=0, le=1, description="Plates detected below it are left out.")
-    threshold_o: float = Field(default=0.0, ge=0, le=1, description="Plates read below it are answered in `unread`.")
-    region: Literal["strict"] = Field(default=None, description="A plate whose region code is in no region's list "
-                                      "is answered in `unread` (every reading is a valid Russian format already).")
-    detection_rule: Literal["strict"] = Field(default=None, description="Accepted: no vehicle is looked for, so "
-                                              "no plate is left out for being outside one.")
-    mode: Literal["fast"] = Field(default=None, description="Accepted: the reader already looks again only where its "
-                                  "first looks disagree.")
-    detection_mode: Literal["plate"] = Field(default=None, description='"plate" only: "vehicle" is refused.')
+    threshold_d: float | None = Field(default=0.0, ge=0, le=1, description="Plates detected below it are left out.")
+    threshold_o: float | None = Field(default=0.0, ge=0, le=1, description="Plates read below it are answered in "
+                                      "`unread`.")  # fmt: skip
+    region: Option["region"] | None = Field(
+        default=None, description="strict: a plate whose region code is in no region's list is answered in `unread` "
+        "(every reading is a valid Russian format already)."
+    )  # fmt: skip
+    detection_rule: Option["detection_rule"] | None = Field(
+        default=None, description="Accepted: no vehicle is looked for, so no plate is left out for being outside one."
+    )
+    mode: Option["mode"] | None = Field(
+        default=None, description="Accepted: the reader already looks again only where its first looks disagree."
+    )
+    detection_mode: Option["detection_mode"] | None = Field(
+        default=None, description='"plate" only: "vehicle" is refused.'
+    )
 
 
 class Form(BaseModel):
     """The multipart form of a request (documentation only: the endpoint parses the form itself). A text field left
     out is absent, never null."""
 
-    # Other fields mean nothing here: text fields are ignored, a second file is refused (one photo a request).
-    model_config = {"extra": "forbid"}
+    # Their API takes more than this service reads, and clients send what they were written for: text fields beyond
+    # these are accepted and ignored; a second file is refused (one photo a request).
+    model_config = {"extra": "allow"}
 
-    upload: bytes = Field(description="The photo file, JPEG or PNG; or its bytes in base64, as a text field.")
-    regions: list[str] = Field(default=[], description="Accepted and ignored: this service reads Russian plates.")
+    upload: bytes = Field(description=f"The photo file, or its bytes in base64 as a text field: {PHOTO}")
+    # Any value: the gateway never reads it, so nothing sent in it is refused.
+    regions: Any = Field(default=None, description="Region codes, the field repeated for each: accepted and ignored, "
+                         "this service reads Russian plates.")
     camera_id: str = Field(default=None, description="Sent back as given.")
     timestamp: datetime = Field(default=None, description="RFC 3339 (ISO 8601), UTC where it has no offset; sent "
                                 "back in their format.")
@@ -188,5 +205,11 @@ def timestamp_of(given: str | None, now: datetime | None = None) -> str:
         except ValueError as error:
             message = f"timestamp {given[:40]!r} is not ISO 8601, such as 2019-08-19T13:11:25"
             raise InvalidInputError(message) from error
-        moment = moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        try:
+            moment = moment.astimezone(timezone.utc)
+        except OverflowError:  # 0001-01-01T00:00:00+01:00 is in year 0 in UTC, which datetime cannot hold
+            return moment.isoformat(timespec="microseconds")
+    # isoformat, not strftime: strftime writes year 1 as "1", not "0001".
+    return moment.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"

@@ -47,6 +47,7 @@ def test_unread_of_keeps_box_dscore_and_candidates():
         # RFC 3339 forms Python 3.10 does not read as they are: a lower-case t and z, nanoseconds.
         ("2000-01-01t00:00:00.123456789z", "2000-01-01T00:00:00.123456Z"),
         ("2026-11-24T10:15:00+00:00", "2026-11-24T10:15:00.000000Z"),  # Genetec's connector: isoformat()
+        ("0001-01-01T01:00:00+01:00", "0001-01-01T00:00:00.000000Z"),  # four digits of year, as RFC 3339 has them
     ],
 )
 def test_timestamp_is_written_in_utc_as_they_write_it(given, written):
@@ -61,3 +62,15 @@ def test_timestamp_defaults_to_now():
 def test_timestamp_that_is_not_iso_8601_is_refused():
     with pytest.raises(InvalidInputError, match="timestamp 'yesterday' is not ISO 8601"):
         timestamp_of("yesterday")
+
+
+@pytest.mark.parametrize(
+    "given, written",
+    [
+        ("0001-01-01T00:00:00+01:00", "0001-01-01T00:00:00.000000+01:00"),
+        ("9999-12-31T23:59:59.5-01:00", "9999-12-31T23:59:59.500000-01:00"),
+    ],
+)
+def test_a_valid_timestamp_outside_the_years_of_utc_keeps_its_offset(given, written):
+    # Found by schemathesis: valid RFC 3339 times that were a 500 (OverflowError) before.
+    assert timestamp_of(given) == written

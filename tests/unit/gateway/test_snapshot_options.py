@@ -23,6 +23,7 @@ NO_REGION = Plate("A001AA88", [0, 0, 10, 5], 0.9, 0.8)  # 88: withdrawn, in no r
         ('{"region": "strict", "detection_rule": "strict", "mode": "fast"}', None, Options(region_strict=True)),
         ('{"detection_mode": "plate", "text_formats": ["[a-z]+"], "unknown": 1}', None, Options()),
         ('{"threshold_d": null, "detection_mode": null, "region": null}', None, Options()),
+        ('{"detection_mode": "", "region": false, "detection_rule": "none", "mode": "regular"}', None, Options()),
     ],
 )
 def test_what_applies_is_honoured_and_what_changes_nothing_is_accepted(config, mmc, expected):
@@ -42,6 +43,10 @@ def test_what_applies_is_honoured_and_what_changes_nothing_is_accepted(config, m
         ('{"threshold_o": "high"}', None, "invalid_config", "threshold_o must be a number from 0 to 1"),
         ('{"threshold_o": true}', None, "invalid_config", "threshold_o"),
         ('{"region": "loose"}', None, "invalid_config", "region must be strict"),
+        # As JSON compares them, and the schema's enums with them: 0 is not false, nor 1 true.
+        ('{"region": 0}', None, "invalid_config", "region must be strict"),
+        ('{"mode": 1}', None, "invalid_config", "mode must be fast or regular"),
+        ('{"detection_mode": 0}', None, "unsupported_option", "detection_mode '0'"),
         ("{" + " " * 5000 + "}", None, "invalid_config", "longer than"),
     ],
 )
