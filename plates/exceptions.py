@@ -60,14 +60,23 @@ class OverloadedError(ServerUnavailableError):
     its timeout. Nothing was wrong with the request; the same request may succeed later."""
 
 
-class RestartingError(ServerUnavailableError):
-    """A model's process died, so the service is restarting: its supervisor restarts the server, or exits for the
-    container's restart policy. Not an overload: the same request may succeed once it is back, in tens of seconds."""
+class ReloadingError(ServerUnavailableError):
+    """A model the service calls is loading again: its process died or it failed its checks, and the supervisor
+    reloads it (plates.server.supervisor). Not an overload: the same request may succeed once it is back, in
+    seconds."""
 
 
-# In the message of every RestartingError the orchestrator answers, so that a client tells it from a refusal: both
-# are HTTP 503 (plates.client raises RestartingError again for it).
-RESTARTING = "the service is restarting"
+# In the message of every ReloadingError the orchestrator answers, followed by the model's name, so that a client
+# tells it from a refusal: both are HTTP 503 (plates.client raises ReloadingError again for it; the gateway counts it
+# as triton_reloading).
+RELOADING = "the service is reloading model"
+# What Triton 2.51 answers a call to a model that is not loaded: while it unloads or loads again, "Model 'yolo' is
+# not ready" to a BLS call, "Request for unknown model: 'yolo' has no available versions" to a client's.
+NOT_LOADED = ("is not ready", "Request for unknown model")
+
+
+class ModelLoadError(PlatesError):
+    """Triton could not load a model again: its model-repository API answered an error, or nothing."""
 
 
 class SourceUnavailableError(PlatesError):
@@ -102,12 +111,13 @@ QUEUE_REFUSALS = ("Exceeds maximum queue size", "Request timeout expired")
 
 
 def sub_model_error(model: str, message: str, exited: Callable[[], bool] = lambda: False) -> PlatesError:
-    """The error to answer for a sub-model's error response: a refusal stays a refusal (503, try later), unless the
-    sub-model's process has exited (asked only where the error is not the sub-model's own answer, which begins with
-    its name): a dead stub's requests wait on it about a second and fail, so its queue fills and refuses like a busy
-    one's."""
-    if not message.startswith(f"{model}: ") and exited():
-        return RestartingError(f"{RESTARTING}: model '{model}' stopped ({message})")
+    """The error to answer for a sub-model's error response. A sub-model that is not loaded, or whose process has
+    exited, is reloading: its supervisor loads it again within seconds (asked only where the error is not the
+    sub-model's own answer, which begins with its name). That comes first: a dead stub's requests wait on it about a
+    second and fail, so its queue fills and refuses like a busy one's. Otherwise a refusal stays a refusal (503, try
+    later)."""
+    if not message.startswith(f"{model}: ") and (any(words in message for words in NOT_LOADED) or exited()):
+        return ReloadingError(f"{RELOADING} '{model}' ({message})")
     if any(refusal in message for refusal in QUEUE_REFUSALS):
         return OverloadedError(f"model '{model}' is overloaded: {message}")
     return SubModelError(model, message)

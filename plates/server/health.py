@@ -57,6 +57,7 @@ PHOTO_SIDE = 32
 CROP_SHAPE = [1, 3, 24, 94]
 BUSY = 503
 SERVED = "served"
+RELOADING = "reloading"  # the detail of a model the supervisor is loading again: "reloading: why"
 # The folder of the supervisor's verdicts; else $XDG_RUNTIME_DIR (the user's own), else the temporary folder.
 VERDICT_DIR_VARIABLE = "PLATES_HEALTH_DIR"
 # The supervisor writes every second; a healthy verdict this old is from a supervisor that stopped watching.
@@ -98,6 +99,11 @@ class HealthReport:
         return all(m.healthy for m in self.models)
 
     @property
+    def reloading(self) -> list[str]:
+        """The models the supervisor is loading again (their detail begins with RELOADING)."""
+        return [m.model for m in self.models if m.detail.startswith(RELOADING)]
+
+    @property
     def failed(self) -> list[ModelHealth]:
         return [m for m in self.models if not m.healthy]
 
@@ -124,13 +130,13 @@ def probe_model(url: str, model: str, timeout: float) -> ModelHealth:
         seconds = time.monotonic() - started
         if error.code == BUSY:
             return ModelHealth(model, True, "busy", seconds)
-        return ModelHealth(model, False, f"HTTP {error.code}: {_error_text(error)}", seconds)
+        return ModelHealth(model, False, f"HTTP {error.code}: {error_text(error)}", seconds)
     except (urllib.error.URLError, OSError) as error:
         reason = getattr(error, "reason", error)
         return ModelHealth(model, False, f"no answer: {reason}", time.monotonic() - started)
 
 
-def _error_text(error: urllib.error.HTTPError) -> str:
+def error_text(error: urllib.error.HTTPError) -> str:
     try:
         return json.loads(error.read()).get("error", "")[:300]
     except (ValueError, OSError, AttributeError):
@@ -232,6 +238,12 @@ def dead_not_busy(report: HealthReport, failing: Mapping[str, str]) -> HealthRep
             health = ModelHealth(health.model, False, "refused, and " + "; ".join(dead), health.seconds)
         models.append(health)
     return HealthReport(tuple(models))
+
+
+def reloading(url: str) -> list[str]:
+    """The models the supervisor watching the server at `url` says it is loading again; none without one."""
+    verdict = read_verdict(url)
+    return [] if verdict is None else verdict.reloading
 
 
 def verdict_path(url: str) -> Path:

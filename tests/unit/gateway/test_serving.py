@@ -16,9 +16,12 @@ from plates.gateway.recognizer import in_client_terms, triton_refusal
         ("StatusCode.UNAVAILABLE", "Exceeds maximum queue size", (429, "triton_busy", 1)),
         ("StatusCode.UNAVAILABLE", "model 'yolo' is overloaded: Request timeout expired", (429, "triton_busy", 1)),
         ("StatusCode.UNAVAILABLE", "failed to connect to all addresses", (503, "triton_unavailable", 5)),
-        # A dead sub-model, answered by the orchestrator (its queue's words inside): restarting, not busy.
-        ("StatusCode.UNAVAILABLE", "the service is restarting: model 'stn' stopped (Exceeds maximum queue size)",
-         (503, "triton_restarting", 5)),
+        # A dead sub-model, answered by the orchestrator (its queue's words inside): reloading, not busy.
+        ("StatusCode.UNAVAILABLE", "the service is reloading model 'stn' (Exceeds maximum queue size)",
+         (503, "triton_reloading", 2)),
+        # plate_recognition itself not loaded, and no supervisor that says it reloads it.
+        ("StatusCode.NOT_FOUND", "Request for unknown model: 'plate_recognition' has no available versions",
+         (503, "triton_unavailable", 5)),
         ("StatusCode.DEADLINE_EXCEEDED", "Deadline Exceeded", (504, "triton_timeout", None)),
         ("StatusCode.INTERNAL", "model 'stn' failed", (502, "triton_failed", None)),
     ],
@@ -26,6 +29,26 @@ from plates.gateway.recognizer import in_client_terms, triton_refusal
 def test_triton_refusal_keeps_the_meaning_of_tritons_error(status, message, expected):
     refusal = triton_refusal(InferenceServerException(message, status=status), timeout=30)
     assert (refusal.status, refusal.code, refusal.retry_after) == expected
+
+
+@pytest.mark.parametrize(
+    "status, message",
+    [
+        ("StatusCode.NOT_FOUND", "Request for unknown model: 'plate_recognition' has no available versions"),
+        ("StatusCode.UNAVAILABLE", "Request for unknown model: 'plate_recognition' is not ready"),
+    ],
+)
+def test_plate_recognition_not_loaded_while_the_supervisor_reloads_it_is_reloading(status, message):
+    asked = []
+    error = InferenceServerException(message, status=status)
+    refusal = triton_refusal(error, timeout=30, reloading=lambda: asked.append(1) or ["plate_recognition"])
+    assert (refusal.status, refusal.code, refusal.retry_after) == (503, "triton_reloading", 2)
+    assert refusal.message == f"the service is reloading model 'plate_recognition' ({message})"
+    assert asked == [1]
+    # Other errors never ask: the supervisor's verdict is read only for this one.
+    triton_refusal(InferenceServerException("Exceeds maximum queue size", status="StatusCode.UNAVAILABLE"), 30,
+                   reloading=lambda: asked.append(2) or [])  # fmt: skip
+    assert asked == [1]
 
 
 def test_in_client_terms_names_the_form_field():
