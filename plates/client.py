@@ -8,13 +8,13 @@ from typing import Sequence
 import numpy as np
 
 from plates.exceptions import (
-    NOT_LOADED,
     RELOADING,
     InvalidInputError,
     OverloadedError,
     PlatesError,
     ReloadingError,
     ServerUnavailableError,
+    not_serving,
 )
 from plates.images import check_image
 from plates.readiness import normalize_url
@@ -135,9 +135,11 @@ class PlatesClient:
         try:
             return self._client.infer(model, inputs, outputs=outputs)
         except InferenceServerException as error:
-            # Triton's own answer while the model itself is not loaded (it reloads): 400, but the image is not why.
-            if any(words in error.message() for words in NOT_LOADED):
-                raise ServerUnavailableError(f"server at {self.url} has no {model} loaded: {error.message()}") from error
+            # Triton's own answer while the model itself cannot serve (its stub died, it reloads): 400 where it is not
+            # loaded, but the image is not why.
+            if not_serving(model, error.message()):
+                said = f"server at {self.url} cannot serve {model} now: {error.message()}"
+                raise ServerUnavailableError(said) from error
             if str(error.status()) == "400":
                 raise InvalidInputError(f"server rejected the image: {error.message()}") from error
             # The orchestrator's answer while a model it calls reloads: also 503, but retrying at once will not help.

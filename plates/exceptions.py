@@ -6,6 +6,7 @@ code. Anything else that escapes is a bug and is answered as INTERNAL / exit 70.
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
@@ -75,6 +76,13 @@ RELOADING = "the service is reloading model"
 NOT_LOADED = ("is not ready", "Request for unknown model")
 
 
+def not_serving(model: str, message: str) -> bool:
+    """Whether `message` is Triton's own answer that `model` cannot serve now: it is not loaded (NOT_LOADED, naming
+    it), or its stub has died ("Stub process 'yolo_0_0' is not healthy.", naming its instance)."""
+    not_loaded = f"'{model}'" in message and any(words in message for words in NOT_LOADED)
+    return not_loaded or re.search(rf"Stub process '{re.escape(model)}_\d+_\d+' is not healthy", message) is not None
+
+
 class ModelLoadError(PlatesError):
     """Triton could not load a model again: its model-repository API answered an error, or nothing."""
 
@@ -112,11 +120,13 @@ QUEUE_REFUSALS = ("Exceeds maximum queue size", "Request timeout expired")
 
 def sub_model_error(model: str, message: str, exited: Callable[[], bool] = lambda: False) -> PlatesError:
     """The error to answer for a sub-model's error response. A sub-model that is not loaded, or whose process has
-    exited, is reloading: its supervisor loads it again within seconds (asked only where the error is not the
-    sub-model's own answer, which begins with its name). That comes first: a dead stub's requests wait on it about a
-    second and fail, so its queue fills and refuses like a busy one's. Otherwise a refusal stays a refusal (503, try
-    later)."""
-    if not message.startswith(f"{model}: ") and (any(words in message for words in NOT_LOADED) or exited()):
+    died, is reloading: its supervisor loads it again within seconds. Triton's message says so where it can
+    (not_serving); a refusal from the queue of a dead stub does not, and `exited()` looks whether its process is gone
+    (asked only where the error is not the sub-model's own answer, which begins with its name; not trusted alone, as
+    the supervisor may have started the model's next stub already). That comes first: a dead stub's requests wait
+    on it about a second and fail, so its queue fills and refuses like a busy one's. Otherwise a refusal stays a
+    refusal (503, try later)."""
+    if not message.startswith(f"{model}: ") and (not_serving(model, message) or exited()):
         return ReloadingError(f"{RELOADING} '{model}' ({message})")
     if any(refusal in message for refusal in QUEUE_REFUSALS):
         return OverloadedError(f"model '{model}' is overloaded: {message}")

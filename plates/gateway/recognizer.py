@@ -20,7 +20,7 @@ import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from plates.client import MODEL, OUTPUTS, Plate, plates_from_outputs
-from plates.exceptions import NOT_LOADED, QUEUE_REFUSALS, RELOADING, InvalidInputError, PlatesError
+from plates.exceptions import QUEUE_REFUSALS, RELOADING, InvalidInputError, PlatesError, not_serving
 from plates.gateway.errors import RETRY_BUSY_S, RETRY_DOWN_S, RETRY_RELOADING_S, Refusal
 from plates.headers import read_header
 from plates.retry import RetryPolicy
@@ -92,11 +92,11 @@ def triton_refusal(
     """What the client is told when Triton answered an error (gRPC status codes, as tritonclient names them);
     `reloading()`: the models the supervisor says it reloads (plates.server.health.reloading)."""
     status, message = str(error.status()), error.message() or ""
-    # plate_recognition itself not loaded: Triton's own answer, which cannot say why; the supervisor's verdict can.
-    if any(words in message for words in NOT_LOADED) and f"'{MODEL}'" in message:
+    # plate_recognition itself cannot serve: Triton's own answer, which cannot say why; the supervisor's verdict can.
+    if not_serving(MODEL, message):
         if MODEL in reloading():
             return Refusal(503, "triton_reloading", f"{RELOADING} '{MODEL}' ({message})", RETRY_RELOADING_S)
-        return Refusal(503, "triton_unavailable", f"the recognizer is not loaded: {message}", RETRY_DOWN_S)
+        return Refusal(503, "triton_unavailable", f"the recognizer cannot serve: {message}", RETRY_DOWN_S)
     if status == "StatusCode.INVALID_ARGUMENT":
         return Refusal(400, "invalid_image", in_client_terms(message, field))
     # A dead model's queue refuses too, and its message can hold the queue's words: reloading is checked first.

@@ -1,6 +1,6 @@
 """Watch a Triton server and heal it: the same watch for `plates serve` and the serving image.
 
-Triton 2.51 never restarts a Python model's stub that died, and keeps saying ready. So every second the supervisor
+Triton 2.51 never restarts a Python model's stub that died, and keeps saying ready. So every `tick` the supervisor
 looks at the stubs of the models that had one when the server became ready (its children): one that has exited, or
 is a zombie, or is gone, is a dead model, whatever the load. Every `interval` seconds it also asks every model for an
 answer (plates.server.health), except those that served client requests without a failure since its last check; a

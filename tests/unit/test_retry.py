@@ -162,7 +162,7 @@ def test_plates_client_calls_a_model_that_is_not_loaded_unavailable_not_a_bad_im
     said = "Request for unknown model: 'plate_recognition' has no available versions"
     server = Refusing(refusals=1, status="400", message=said)
     with client_over(server, RetryPolicy(tries=3, first_pause_s=0.001)) as client:
-        with pytest.raises(ServerUnavailableError, match=re.escape(f"has no plate_recognition loaded: {said}")):
+        with pytest.raises(ServerUnavailableError, match=re.escape(f"cannot serve plate_recognition now: {said}")):
             client.recognize(np.zeros((8, 8, 3), np.uint8))
     assert server.calls == 1
 

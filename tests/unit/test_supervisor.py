@@ -1,14 +1,16 @@
-"""The supervisor's decisions, with a fake server and a fake health check: when it kills, restarts or exits, and
-the verdict it leaves for the other callers of the check."""
+"""The supervisor's decisions, with a fake server and a fake health check: when it reloads a model, kills, restarts
+or exits, and the verdict it leaves for the other callers of the check."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
+from typing import Iterator
 
 import psutil
 import pytest
@@ -161,6 +163,26 @@ def test_a_server_that_exited_is_restarted():
     assert server.events == ["kill", "start"] and "supervisor: tritonserver exited" in lines
 
 
+def kill_stub(server_pid: int, model: str) -> int:
+    """SIGKILL the stub of `model` under the fake server; its pid."""
+    [pid] = [process.pid for name, process in stubs(server_pid) if name == model]
+    os.kill(pid, signal.SIGKILL)
+    return pid
+
+
+@contextlib.contextmanager
+def running(supervisor: Supervisor) -> Iterator[threading.Thread]:
+    """The supervisor watching in a thread, once it has had its first look at the stubs; stopped after."""
+    thread = threading.Thread(target=supervisor.run)
+    thread.start()
+    try:
+        time.sleep(0.2)
+        yield thread
+    finally:
+        supervisor.stop()
+        thread.join()
+
+
 def test_a_killed_stub_is_reloaded_at_the_next_tick_while_a_check_hangs_and_triton_stays(stub_tree):
     triton = stub_tree("yolo", "stn")
     server, lines, hanging = FakeServer(pid=triton.pid), [], threading.Event()
@@ -168,20 +190,15 @@ def test_a_killed_stub_is_reloaded_at_the_next_tick_while_a_check_hangs_and_trit
     # Probes that wait on a loaded server: the look at the stubs must not wait for them.
     supervisor = Supervisor(server, heal=True, check=lambda url: hanging.wait(30) or HEALTHY, log=lines.append,
                             tick=0.05, reload=reload, probe=lambda url: PROBED)  # fmt: skip
-    watching = threading.Thread(target=supervisor.run)
-    watching.start()
     try:
-        time.sleep(0.2)
-        [yolo] = [process.pid for model, process in stubs(triton.pid) if model == "yolo"]
-        os.kill(yolo, signal.SIGKILL)
-        killed = time.monotonic()
-        while not reload.calls:
-            assert time.monotonic() - killed < 5, lines
-            time.sleep(0.01)
+        with running(supervisor):
+            yolo = kill_stub(triton.pid, "yolo")
+            killed = time.monotonic()
+            while not reload.calls:
+                assert time.monotonic() - killed < 5, lines
+                time.sleep(0.01)
     finally:
-        supervisor.stop()
         hanging.set()
-        watching.join()
     assert lines[:3] == [
         "supervisor: watching the stubs of stn, yolo", f"supervisor: the stub of yolo (pid {yolo}) exited",
         "supervisor: reloading yolo",
@@ -197,11 +214,10 @@ def test_a_killed_stub_is_reloaded_at_the_next_tick_while_a_check_hangs_and_trit
 def test_a_stub_that_died_while_another_model_reloaded_is_reloaded_next(stub_tree):
     triton = stub_tree("yolo", "stn")
     server, lines = FakeServer(pid=triton.pid), []
-    [stn] = [process.pid for model, process in stubs(triton.pid) if model == "stn"]
 
     def then():
         if len(reload.calls) == 1:  # stn dies while yolo reloads: no watch has its process
-            os.kill(stn, signal.SIGKILL)
+            kill_stub(triton.pid, "stn")
             while any(model == "stn" for model, _ in stubs(triton.pid)):
                 time.sleep(0.01)
         else:
@@ -210,16 +226,9 @@ def test_a_stub_that_died_while_another_model_reloaded_is_reloaded_next(stub_tre
     reload = FakeReload(then=then)
     supervisor = Supervisor(server, heal=True, check=lambda url: HEALTHY, log=lines.append, tick=0.05, reload=reload,
                             probe=lambda url: PROBED)  # fmt: skip
-    watching = threading.Thread(target=supervisor.run)
-    watching.start()
-    try:
-        time.sleep(0.2)
-        [yolo] = [process.pid for model, process in stubs(triton.pid) if model == "yolo"]
-        os.kill(yolo, signal.SIGKILL)
-        watching.join(timeout=10)
-    finally:
-        supervisor.stop()
-        watching.join()
+    with running(supervisor) as thread:
+        kill_stub(triton.pid, "yolo")
+        thread.join(timeout=10)
     # No new stub runs here (the reload is a fake): both are gone, and both are loaded again.
     assert [call[2] for call in reload.calls] == ["yolo", "yolo", "stn"]
     assert "supervisor: the stub of stn, yolo is gone" in lines and server.events == []

@@ -154,10 +154,20 @@ def test_orchestrator_answers_a_dead_sub_models_refusal_or_failure_as_reloading(
     )
 
 
-def test_orchestrator_answers_a_sub_model_that_is_not_loaded_as_reloading_naming_it(orchestrator, pb_utils):
-    # Triton's answer to a BLS call while the supervisor unloads and loads stn again; no stub is looked at.
+@pytest.mark.parametrize(
+    "message",
+    [
+        # Triton's answer to a BLS call while the supervisor unloads and loads stn again.
+        "Model stn - Error when running inference: Failed for execute the inference request. Model 'stn' is not ready.",
+        # The request stn held when its stub died, answered once the supervisor has started its next stub.
+        "Stub process 'stn_0_0' is not healthy.",
+    ],
+)
+def test_orchestrator_answers_a_sub_model_that_cannot_serve_as_reloading_whatever_its_stubs(
+    orchestrator, pb_utils, monkeypatch, message
+):
+    monkeypatch.setattr("plates.server.processes.sibling_exited", lambda model: False)
     fake_recognizer(pb_utils, [[1, 2, 3, 4]], ["A123BC77"])
-    message = "Model stn - Error when running inference: Failed for execute the inference request. Model 'stn' is not ready."
     pb_utils.MODELS["stn"] = lambda inputs: pb_utils.InferenceResponse(
         error=pb_utils.TritonError(message, pb_utils.TritonError.INTERNAL)
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from tritonclient.utils import InferenceServerException
 
+from plates.exceptions import not_serving
 from plates.gateway.app import nullable_as_30
 from plates.gateway.recognizer import in_client_terms, triton_refusal
 
@@ -35,7 +36,7 @@ def test_triton_refusal_keeps_the_meaning_of_tritons_error(status, message, expe
     "status, message",
     [
         ("StatusCode.NOT_FOUND", "Request for unknown model: 'plate_recognition' has no available versions"),
-        ("StatusCode.UNAVAILABLE", "Request for unknown model: 'plate_recognition' is not ready"),
+        ("StatusCode.INTERNAL", "Stub process 'plate_recognition_0_0' is not healthy."),
     ],
 )
 def test_plate_recognition_not_loaded_while_the_supervisor_reloads_it_is_reloading(status, message):
@@ -49,6 +50,19 @@ def test_plate_recognition_not_loaded_while_the_supervisor_reloads_it_is_reloadi
     triton_refusal(InferenceServerException("Exceeds maximum queue size", status="StatusCode.UNAVAILABLE"), 30,
                    reloading=lambda: asked.append(2) or [])  # fmt: skip
     assert asked == [1]
+
+
+def test_not_serving_reads_tritons_own_words_for_that_model_only():
+    assert not_serving("yolo", "Model yolo - Error when running inference: Failed for execute the inference request. "
+                       "Model 'yolo' is not ready.")  # fmt: skip
+    assert not_serving("plate_recognition", "Request for unknown model: 'plate_recognition' has no available versions")
+    assert not_serving("yolo", "Stub process 'yolo_0_0' is not healthy.")
+    # The orchestrator's own answer about a sub-model, or another model's instance, is not about this model.
+    said = "plate_recognition: the service is reloading model 'yolo' (Model 'yolo' is not ready.)"
+    assert not not_serving("plate_recognition", said)
+    assert not not_serving("plate_recognition", "plate_recognition: model 'yolo' failed: Stub process 'yolo_0_0' is "
+                           "not healthy.")  # fmt: skip
+    assert not not_serving("yolo", "Exceeds maximum queue size")
 
 
 def test_in_client_terms_names_the_form_field():
