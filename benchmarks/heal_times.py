@@ -16,6 +16,11 @@ on the first run.
     git archive 6a31a35 | tar -x -C /tmp/plates-main     # into an empty folder
     poetry run python benchmarks/heal_times.py --baseline /tmp/plates-main
     poetry run python benchmarks/heal_times.py --modes idle --clients grpc --models yolo
+    poetry run python benchmarks/heal_times.py --container NAME [--engine "podman --runtime runc"]
+
+With --container, the same on a running container of the serving image instead, its ports published (scripts/
+test-image.sh leaves one with PLATES_IMAGE_KEEP=1): its stubs are killed through the engine's `exec`, and its
+restart count and start time say whether Triton was kept.
 
 Prints a line per kill (what the clients met until their first right answer, and whether Triton was restarted),
 then the table: each kill's seconds here beside the baseline's.
@@ -50,6 +55,7 @@ MODELS = ("yolo", "stn", "lprnet", "plate_recognition")
 KINDS = ("grpc", "http", "gateway")
 MODES = {"load": {"clients": 4, "pauses": False, "pause_s": 0.0}, "idle": {"clients": 1, "pauses": False, "pause_s": 0.1}}
 SETTLE_S = 2.0  # of traffic before each kill, once the server is healthy
+PORTS = {"http": "8000", "grpc": "8001", "gateway": "8080"}  # the image's, inside its container
 
 
 class Serve:
@@ -78,9 +84,9 @@ class Serve:
     def triton(self) -> int:
         return server_processes(self.url)[0].pid
 
-    def stub(self, model: str) -> int:
+    def kill(self, model: str) -> None:
         [pid] = [process.pid for name, process in stubs(self.triton()) if name == model]
-        return pid
+        os.kill(pid, signal.SIGKILL)
 
     def stop(self) -> None:
         self.process.send_signal(signal.SIGTERM)
@@ -91,17 +97,65 @@ class Serve:
             self.process.wait()
 
 
-def kill_and_time(serve: Serve, model: str, kind: str, mode: str, photo: bytes, within: float) -> tuple[float | None, str]:
+class Container:
+    """A running container of the serving image, its ports published (scripts/test-image.sh with
+    PLATES_IMAGE_KEEP=1 leaves one): its stubs are killed through the engine, and its Triton is the same as long as
+    the container is (its restart count and start time). The gateway's key is the first of its PLATES_GATEWAY_KEYS."""
+
+    name = "image"
+
+    def __init__(self, engine: list[str], container: str) -> None:
+        self.engine, self.container = engine, container
+        published = {name: self.run("port", container, port).splitlines()[0] for name, port in PORTS.items()}
+        self.at = {name: address.replace("0.0.0.0", "127.0.0.1") for name, address in published.items()}
+        self.url = self.at["http"]
+        environment = self.inspect("{{range .Config.Env}}{{println .}}{{end}}").splitlines()
+        keys = [line.split("=", 1)[1] for line in environment if line.startswith("PLATES_GATEWAY_KEYS=")]
+        if keys and keys[0]:
+            os.environ["PLATES_GATEWAY_KEY"] = keys[0].split(",")[0]  # for the gateway's clients (tests/conftest.py)
+
+    def run(self, *args: str) -> str:
+        return subprocess.run([*self.engine, *args], capture_output=True, text=True, check=True).stdout.strip()
+
+    def inspect(self, template: str) -> str:
+        return self.run("inspect", "--format", template, self.container)
+
+    def wait_healthy(self, timeout: float) -> None:
+        """Until every model answers its probe (the supervisor's verdict stays inside the container)."""
+        deadline = time.monotonic() + timeout
+        while not deep_check(self.url, timeout=5).healthy:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"{self.container}: not healthy after {timeout:.0f} s")
+            time.sleep(0.2)
+
+    def triton(self) -> str:
+        return self.inspect("{{.RestartCount}} {{.State.StartedAt}}")
+
+    def kill(self, model: str) -> None:
+        """SIGKILL `model`'s stub with the container's own shell (it has no procps); the bracket keeps the shell from
+        matching itself."""
+        pattern = f"/{model[:-1]}[{model[-1]}]/1/model\\."
+        script = (f'for p in /proc/[0-9]*; do if tr "\\0" " " < "$p/cmdline" 2>/dev/null | grep -q "{pattern}"; '
+                  'then kill -9 "${p#/proc/}"; fi; done')  # fmt: skip
+        self.run("exec", self.container, "sh", "-c", script)
+
+    def stop(self) -> None:
+        pass  # the script that started it removes it
+
+
+def kill_and_time(serve: Serve | Container, model: str, kind: str, mode: str, photo: bytes,
+                  within: float) -> tuple[float | None, str]:  # fmt: skip
     """Kill `model`'s stub under `mode`'s clients of `kind`: seconds to their first right answer (None past
-    `within`), and a line on what happened."""
+    `within`), and a line on what happened. In a container the clock starts before the engine's `exec`, which takes
+    a while to start: its seconds are upper bounds."""
     serve.wait_healthy(600)
     load = CarLoad(serve.at[kind], photo, kind=kind, **MODES[mode])
     try:
         load.first_right_since(time.monotonic(), 120)
         time.sleep(SETTLE_S)
         triton = serve.triton()
-        os.kill(serve.stub(model), signal.SIGKILL)
         killed = time.monotonic()
+        serve.kill(model)
         try:
             seconds = load.first_right_since(killed, within).answered - killed
         except AssertionError:
@@ -112,17 +166,25 @@ def kill_and_time(serve: Serve, model: str, kind: str, mode: str, photo: bytes, 
     serve.wait_healthy(600)
     restarted = "Triton restarted" if serve.triton() != triton else "Triton kept"
     said = "over" if seconds is None else f"{seconds:5.1f} s"
-    return seconds, f"{serve.name:8} {mode:4} {kind:7} {model:17} {said}  {restarted}; meanwhile {dict(met)}"
+    return seconds, f"{serve.name:9} {mode:4} {kind:7} {model:17} {said}  {restarted}; meanwhile {dict(met)}"
 
 
-def beside(processes: int = 5) -> str:
-    """The busiest processes of the machine now, and its load: what ran beside the measurement."""
-    busy = sorted(psutil.process_iter(["cmdline", "cpu_percent"]), key=lambda p: p.info["cpu_percent"] or 0)
-    for process in busy:
-        process.info["cpu_percent"] = process.cpu_percent(None)
-    time.sleep(2)
-    busy = sorted(psutil.process_iter(["cmdline"]), key=lambda p: p.cpu_percent(None), reverse=True)[:processes]
-    lines = [f"  {p.cpu_percent(None):5.0f} %  {' '.join(p.info['cmdline'] or [])[:110]}" for p in busy]
+def beside(processes: int = 5, seconds: float = 2.0) -> str:
+    """The machine's load and its busiest processes over `seconds`: what ran beside the measurement."""
+    everyone = list(psutil.process_iter(["cmdline"]))
+    for process in everyone:
+        try:
+            process.cpu_percent(None)
+        except psutil.Error:
+            pass
+    time.sleep(seconds)
+    usage = []
+    for process in everyone:
+        try:
+            usage.append((process.cpu_percent(None), " ".join(process.info["cmdline"] or [])[:110]))
+        except psutil.Error:
+            continue
+    lines = [f"  {percent:5.0f} %  {command}" for percent, command in sorted(usage, reverse=True)[:processes]]
     return f"load average {' '.join(f'{v:.1f}' for v in os.getloadavg())}; busiest processes:\n" + "\n".join(lines)
 
 
@@ -133,11 +195,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", nargs="+", choices=KINDS, default=list(KINDS))
     parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
     parser.add_argument("--within", type=float, default=120.0, help="seconds to wait for a right answer (default 120)")
+    parser.add_argument("--container", help="time this running container of the image instead of a plates serve")
+    parser.add_argument("--engine", default="podman", help="the container engine command (default podman)")
     args = parser.parse_args(argv)
     photo = (SAMPLES / "car.jpg").read_bytes()
     folder = Path(tempfile.mkdtemp(prefix="heal-times-"))
     print(beside(), flush=True)
-    servers = [Serve("this", ROOT, sys.executable, folder / "this.log")]
+    if args.container:
+        servers = [Container(args.engine.split(), args.container)]
+    else:
+        servers = [Serve("this", ROOT, sys.executable, folder / "this.log")]
     if args.baseline:
         tree = args.baseline.resolve()
         servers.insert(0, Serve("baseline", tree, baseline_python(tree), folder / "baseline.log"))

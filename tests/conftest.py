@@ -156,7 +156,7 @@ def answer_kind(error: Exception) -> str:
 def car_reader(kind: str, url: str) -> Iterator[Callable[[bytes], list[str]]]:
     """read(photo) -> the texts of its plates, as a client of `kind` reads them at `url`, over one connection kept:
     "http" PlatesClient (Triton's HTTP), "grpc" tritonclient.grpc (Triton's gRPC), "gateway" GatewayClient (the
-    Snapshot API). No request is retried."""
+    Snapshot API, with $PLATES_GATEWAY_KEY where set). No request is retried."""
     if kind == "http":
         from plates.client import PlatesClient
         from plates.retry import NO_RETRY
@@ -183,7 +183,8 @@ def car_reader(kind: str, url: str) -> Iterator[Callable[[bytes], list[str]]]:
     elif kind == "gateway":
         from plates.gateway.client import GatewayClient
 
-        with GatewayClient(url, timeout=10) as client:
+        # The key of a gateway that asks for one (scripts/test-image.sh exports it for the tests).
+        with GatewayClient(url, os.environ.get("PLATES_GATEWAY_KEY"), timeout=10) as client:
             yield lambda photo: [result["text"] for result in client.read(photo)["results"]]
     else:
         raise ValueError(f"no client kind {kind!r}")
