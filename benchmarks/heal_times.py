@@ -19,8 +19,8 @@ on the first run.
     poetry run python benchmarks/heal_times.py --container NAME [--engine "podman --runtime runc"]
 
 With --container, the same on a running container of the serving image instead, its ports published (scripts/
-test-image.sh leaves one with PLATES_IMAGE_KEEP=1): its stubs are killed through the engine's `exec`, and its
-restart count and start time say whether Triton was kept.
+test-image.sh leaves one with PLATES_IMAGE_KEEP=1): its stubs are killed through the engine's `exec`, timed by the
+container's clock (the host's), and its restart count and start time say whether Triton was kept.
 
 Prints a line per kill (what the clients met until their first right answer, and whether Triton was restarted),
 then the table: each kill's seconds here beside the baseline's.
@@ -84,9 +84,11 @@ class Serve:
     def triton(self) -> int:
         return server_processes(self.url)[0].pid
 
-    def kill(self, model: str) -> None:
+    def kill(self, model: str) -> float:
+        """SIGKILL `model`'s stub; when (time.monotonic())."""
         [pid] = [process.pid for name, process in stubs(self.triton()) if name == model]
         os.kill(pid, signal.SIGKILL)
+        return time.monotonic()
 
     def stop(self) -> None:
         self.process.send_signal(signal.SIGTERM)
@@ -131,13 +133,15 @@ class Container:
     def triton(self) -> str:
         return self.inspect("{{.RestartCount}} {{.State.StartedAt}}")
 
-    def kill(self, model: str) -> None:
-        """SIGKILL `model`'s stub with the container's own shell (it has no procps); the bracket keeps the shell from
-        matching itself."""
+    def kill(self, model: str) -> float:
+        """SIGKILL `model`'s stub with the container's own shell (it has no procps; the bracket keeps the shell from
+        matching itself); when (time.monotonic()), from the container's clock, the host's: the engine's `exec` takes
+        a while to start."""
         pattern = f"/{model[:-1]}[{model[-1]}]/1/model\\."
         script = (f'for p in /proc/[0-9]*; do if tr "\\0" " " < "$p/cmdline" 2>/dev/null | grep -q "{pattern}"; '
-                  'then kill -9 "${p#/proc/}"; fi; done')  # fmt: skip
-        self.run("exec", self.container, "sh", "-c", script)
+                  'then kill -9 "${p#/proc/}"; date +%s.%N; fi; done')  # fmt: skip
+        [killed] = self.run("exec", self.container, "sh", "-c", script).split()
+        return float(killed) - (time.time() - time.monotonic())
 
     def stop(self) -> None:
         pass  # the script that started it removes it
@@ -146,16 +150,14 @@ class Container:
 def kill_and_time(serve: Serve | Container, model: str, kind: str, mode: str, photo: bytes,
                   within: float) -> tuple[float | None, str]:  # fmt: skip
     """Kill `model`'s stub under `mode`'s clients of `kind`: seconds to their first right answer (None past
-    `within`), and a line on what happened. In a container the clock starts before the engine's `exec`, which takes
-    a while to start: its seconds are upper bounds."""
+    `within`), and a line on what happened."""
     serve.wait_healthy(600)
     load = CarLoad(serve.at[kind], photo, kind=kind, **MODES[mode])
     try:
         load.first_right_since(time.monotonic(), 120)
         time.sleep(SETTLE_S)
         triton = serve.triton()
-        killed = time.monotonic()
-        serve.kill(model)
+        killed = serve.kill(model)
         try:
             seconds = load.first_right_since(killed, within).answered - killed
         except AssertionError:

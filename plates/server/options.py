@@ -4,8 +4,8 @@
   supervisor (plates.server.supervisor) loads again just the model whose process died, through the model-repository
   API, while the server, its ports and every client's connection stay up. The configs are complete, so Triton is
   told not to complete them: it would start a Python process for each model load only to ask its model.py for a
-  config, importing PyTorch for seconds before the real one starts (a reload of yolo took 6.8 s with it, 2.3 s
-  without; docs/health.md).
+  config, importing PyTorch for seconds before the real one starts (yolo's load took 6.8 to 9.8 s with it, a whole
+  reload 3 to 8 s without; docs/health.md).
 - Closed doors: the model-repository (load, unload), shared-memory, trace and logging APIs change or expose the
   server; they answer only requests carrying the admin header (`plates-admin-key` over HTTP,
   `triton-grpc-protocol-plates-admin-key` over gRPC). Its value is a secret (`PLATES_ADMIN_KEY`, which Kubernetes

@@ -202,8 +202,8 @@ class Supervisor:
         self.publish(report)
         for stub in failure.dead:
             if stub.is_running():  # a zombie: gone, had Triton reaped it when it unloaded its model
-                self.log(f"supervisor: Triton keeps the dead stub (pid {stub.pid}) unreaped until it stops: it held "
-                         "a request when it died, and Triton 2.51 never finishes unloading its version")  # fmt: skip
+                self.log(f"supervisor: Triton keeps the dead stub (pid {stub.pid}) unreaped until it stops: Triton "
+                         "2.51 never finishes unloading a version whose stub died holding a request")  # fmt: skip
         return True
 
     def warm_up(self) -> None:
