@@ -53,7 +53,10 @@ from plates.server.processes import server_processes, stubs  # noqa: E402
 
 MODELS = ("yolo", "stn", "lprnet", "plate_recognition")
 KINDS = ("grpc", "http", "gateway")
-MODES = {"load": {"clients": 4, "pauses": False, "pause_s": 0.0}, "idle": {"clients": 1, "pauses": False, "pause_s": 0.1}}
+MODES = {
+    "load": {"clients": 4, "pauses": False, "pause_s": 0.0},
+    "idle": {"clients": 1, "pauses": False, "pause_s": 0.1},
+}
 SETTLE_S = 2.0  # of traffic before each kill, once the server is healthy
 PORTS = {"http": "8000", "grpc": "8001", "gateway": "8080"}  # the image's, inside its container
 

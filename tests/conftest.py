@@ -221,7 +221,8 @@ class CarLoad:
                     kind, message, pause = "right" if CAR_PLATE in texts else "wrong", str(texts), 0.0
                 except Exception as error:  # a thread that died would lower the load unseen: record it instead
                     kind, message = answer_kind(error), f"{type(error).__name__}: {error}"
-                    pause = {"refused": backoff.pause(refusals), "unavailable": 0.1}.get(kind, 0.0) if self.pauses else 0
+                    pauses = {"refused": backoff.pause(refusals), "unavailable": 0.1} if self.pauses else {}
+                    pause = pauses.get(kind, 0.0)
                 refusals = refusals + 1 if kind == "refused" else 0
                 self.answers.append(Answer(sent, time.monotonic(), kind, message))
                 self.stopping.wait(max(pause, self.pause_s))

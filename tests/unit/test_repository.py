@@ -58,7 +58,7 @@ def test_plate_recognition_is_loaded_again_with_the_photo_warm_up_its_config_can
         ("POST", "/v2/repository/models/plate_recognition/load", "the-key"),
     ]
     config = json.loads(seen[-1][3]["parameters"]["config"])
-    assert {k: v for k, v in config.items() if k != "model_warmup"} == {k: v for k, v in CONFIG.items() if k != "model_warmup"}
+    assert {**config, "model_warmup": []} == CONFIG
     [warmup] = config["model_warmup"]
     assert warmup["batch_size"] == 1 and warmup["count"] == 3
     assert warmup["inputs"] == {"image_bytes": {"data_type": "TYPE_STRING", "dims": [1], "input_data_file": "photo"}}
@@ -66,7 +66,8 @@ def test_plate_recognition_is_loaded_again_with_the_photo_warm_up_its_config_can
 
 def test_a_load_triton_refuses_or_no_server_is_a_model_load_error_naming_it(fake_triton):
     url, answers, _ = fake_triton
-    answers["/v2/repository/models/stn/load"] = (400, {"error": "failed to load 'stn', failed to poll from model repository"})
+    refused = {"error": "failed to load 'stn', failed to poll from model repository"}
+    answers["/v2/repository/models/stn/load"] = (400, refused)
     with pytest.raises(ModelLoadError, match=r"^/v2/repository/models/stn/load: HTTP 400: failed to load 'stn', fail"):
         reload_model(url, "the-key", "stn")
     with pytest.raises(ModelLoadError, match=r"^/v2/repository/models/stn/unload: no answer: "):

@@ -436,7 +436,8 @@ def test_serving_flags_control_models_one_by_one_close_the_admin_apis_with_the_k
     assert admin_key() != admin_key(), "without a key, a random one nobody knows"
     # The servers keep the one they were started with, for the supervisor's reloads.
     server = LocalServer()
-    assert len(server.admin_key) > 20 and f"{ADMIN_HEADER}={server.admin_key}" in " ".join(server.command(tmp_path, "p_"))
+    flags = " ".join(server.command(tmp_path, "p_"))
+    assert len(server.admin_key) > 20 and f"{ADMIN_HEADER}={server.admin_key}" in flags
     assert LocalServer(admin_key="given").admin_key == "given"
 
 

@@ -251,7 +251,7 @@ def test_a_model_that_reloads_is_a_503_counted_as_reloading_and_readyz_and_metri
         ready = requests.get(url + "/readyz")
         metrics = requests.get(url + "/metrics").text
     assert refused.status_code == 503 and refused.headers["Retry-After"] == "2"
-    assert error_of(refused) == {"code": "triton_reloading", "message": said, "request_id": refused.headers["X-Request-ID"]}
+    assert error_of(refused)["code"] == "triton_reloading" and error_of(refused)["message"] == said
     assert ready.status_code == 503 and ready.json()["reloading"] == ["yolo"]
     assert ready.json()["reason"] == "unhealthy: yolo: reloading: the stub of yolo (pid 7) exited"
     assert 'plates_gateway_refusals_total{cause="triton_reloading"} 1.0' in metrics
