@@ -93,14 +93,15 @@ ENV PLATES_GATEWAY_HOST=0.0.0.0
 # The base image's entrypoint (nvidia_entrypoint.sh) stays: it execs this command. The supervisor runs plates gateway
 # (the published API, on 8080) beside tritonserver, and exits 1 when either fails, so that the restart policy
 # (compose) or the kubelet starts a fresh container: one process tree, one restart policy. It looks at the models'
-# stub processes every second and exits 1 at once when one has died, or after two failed deep checks 5 s apart,
-# killing the server and its stubs (docs/health.md); it warms the server up before it reports ready, adds the
-# restricted-API and shared-memory flags (plates.server.options) and passes SIGTERM on to both.
+# stub processes every second: a model whose stub has died, or that failed two deep checks 5 s apart, it loads again
+# through Triton's model-repository API while the container, Triton and the clients' connections stay up; it exits 1
+# only when Triton itself dies or a reload fails, killing the server and its stubs (docs/health.md). It warms the
+# server up before it reports ready, adds the model-control, restricted-API and shared-memory flags
+# (plates.server.options) and passes SIGTERM on to both.
 # --strict-readiness: ready only once every model is. --exit-timeout-secs: how long SIGTERM waits for in-flight
 # requests; compose's stop_grace_period and the pod's terminationGracePeriodSeconds exceed it.
 CMD ["python3", "-m", "plates.server.supervisor", "--gateway", "--", \
      "tritonserver", \
      "--model-repository=/opt/plates/model_repository", \
      "--strict-readiness=true", \
-     "--exit-timeout-secs=30", \
-     "--disable-auto-complete-config"]
+     "--exit-timeout-secs=30"]

@@ -8,12 +8,13 @@ from typing import Sequence
 import numpy as np
 
 from plates.exceptions import (
-    RESTARTING,
+    RELOADING,
     InvalidInputError,
     OverloadedError,
     PlatesError,
-    RestartingError,
+    ReloadingError,
     ServerUnavailableError,
+    not_serving,
 )
 from plates.images import check_image
 from plates.readiness import normalize_url
@@ -134,16 +135,21 @@ class PlatesClient:
         try:
             return self._client.infer(model, inputs, outputs=outputs)
         except InferenceServerException as error:
+            # Triton's own answer while the model itself cannot serve (its stub died, it reloads): 400 where it is not
+            # loaded, but the image is not why.
+            if not_serving(model, error.message()):
+                said = f"server at {self.url} cannot serve {model} now: {error.message()}"
+                raise ServerUnavailableError(said) from error
             if str(error.status()) == "400":
                 raise InvalidInputError(f"server rejected the image: {error.message()}") from error
-            # The orchestrator's answer when a model it called has died: also 503, but retrying soon will not help.
-            if str(error.status()) == "503" and RESTARTING in error.message():
-                raise RestartingError(f"server at {self.url}: {error.message()}") from error
+            # The orchestrator's answer while a model it calls reloads: also 503, but retrying at once will not help.
+            if str(error.status()) == "503" and RELOADING in error.message():
+                raise ReloadingError(f"server at {self.url}: {error.message()}") from error
             # Triton's refusals (a full queue, a queue timeout), also those of a model the orchestrator called.
             if str(error.status()) == "503":
                 raise OverloadedError(f"server at {self.url} is overloaded: {error.message()}") from error
             raise PlatesError(f"server at {self.url} failed: {error.message()}") from error
-        # A kept-alive connection to a server that has since been killed (restarting) closes on the next request.
+        # A kept-alive connection to a server that has since been killed (restarted) closes on the next request.
         except (ConnectionError, OSError, HTTPConnectionClosed) as error:
             raise ServerUnavailableError(f"no Triton server answers at {self.url}: {error}") from error
 

@@ -6,6 +6,7 @@ code. Anything else that escapes is a bug and is answered as INTERNAL / exit 70.
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
@@ -60,14 +61,30 @@ class OverloadedError(ServerUnavailableError):
     its timeout. Nothing was wrong with the request; the same request may succeed later."""
 
 
-class RestartingError(ServerUnavailableError):
-    """A model's process died, so the service is restarting: its supervisor restarts the server, or exits for the
-    container's restart policy. Not an overload: the same request may succeed once it is back, in tens of seconds."""
+class ReloadingError(ServerUnavailableError):
+    """A model the service calls is loading again: its process died or it failed its checks, and the supervisor
+    reloads it (plates.server.supervisor). Not an overload: the same request may succeed once it is back, in
+    seconds."""
 
 
-# In the message of every RestartingError the orchestrator answers, so that a client tells it from a refusal: both
-# are HTTP 503 (plates.client raises RestartingError again for it).
-RESTARTING = "the service is restarting"
+# In the message of every ReloadingError the orchestrator answers, followed by the model's name, so that a client
+# tells it from a refusal: both are HTTP 503 (plates.client raises ReloadingError again for it; the gateway counts it
+# as triton_reloading).
+RELOADING = "the service is reloading model"
+# What Triton 2.51 answers a call to a model that is not loaded: while it unloads or loads again, "Model 'yolo' is
+# not ready" to a BLS call, "Request for unknown model: 'yolo' has no available versions" to a client's.
+NOT_LOADED = ("is not ready", "Request for unknown model")
+
+
+def not_serving(model: str, message: str) -> bool:
+    """Whether `message` is Triton's own answer that `model` cannot serve now: it is not loaded (NOT_LOADED, naming
+    it), or its stub has died ("Stub process 'yolo_0_0' is not healthy.", naming its instance)."""
+    not_loaded = f"'{model}'" in message and any(words in message for words in NOT_LOADED)
+    return not_loaded or re.search(rf"Stub process '{re.escape(model)}_\d+_\d+' is not healthy", message) is not None
+
+
+class ModelLoadError(PlatesError):
+    """Triton could not load a model again: its model-repository API answered an error, or nothing."""
 
 
 class SourceUnavailableError(PlatesError):
@@ -102,12 +119,15 @@ QUEUE_REFUSALS = ("Exceeds maximum queue size", "Request timeout expired")
 
 
 def sub_model_error(model: str, message: str, exited: Callable[[], bool] = lambda: False) -> PlatesError:
-    """The error to answer for a sub-model's error response: a refusal stays a refusal (503, try later), unless the
-    sub-model's process has exited (asked only where the error is not the sub-model's own answer, which begins with
-    its name): a dead stub's requests wait on it about a second and fail, so its queue fills and refuses like a busy
-    one's."""
-    if not message.startswith(f"{model}: ") and exited():
-        return RestartingError(f"{RESTARTING}: model '{model}' stopped ({message})")
+    """The error to answer for a sub-model's error response. A sub-model that is not loaded, or whose process has
+    died, is reloading: its supervisor loads it again within seconds. Triton's message says so where it can
+    (not_serving); a refusal from the queue of a dead stub does not, and `exited()` looks whether its process is gone
+    (asked only where the error is not the sub-model's own answer, which begins with its name; not trusted alone, as
+    the supervisor may have started the model's next stub already). That comes first: a dead stub's requests wait
+    on it about a second and fail, so its queue fills and refuses like a busy one's. Otherwise a refusal stays a
+    refusal (503, try later)."""
+    if not message.startswith(f"{model}: ") and (not_serving(model, message) or exited()):
+        return ReloadingError(f"{RELOADING} '{model}' ({message})")
     if any(refusal in message for refusal in QUEUE_REFUSALS):
         return OverloadedError(f"model '{model}' is overloaded: {message}")
     return SubModelError(model, message)

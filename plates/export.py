@@ -1,8 +1,8 @@
 """Building the model repository's generated files from the weights (what convert/build_model_repository.py runs).
 
 STN and LPRNet are traced to TorchScript and checked against their eager outputs; the detector weights are copied
-next to the `yolo` adapter and exported to ONNX beside them. Only these files are generated: configs and adapters
-are committed.
+next to the `yolo` adapter and exported to ONNX beside them; the warm-up photo is written where model_warmup reads
+it. Only these files are generated: configs and adapters are committed.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import torch
 from plates.detection import DETECTOR_FILES, detector_format
 from plates.exceptions import PlatesError
 from plates.nets import LPRNet, SpatialTransformer
+from plates.server.warmup import PHOTO, bytes_element
 from plates.weights import PROJECT_ROOT, find_weights
 
 DEFAULT_REPOSITORY = PROJECT_ROOT / "model_repository"
@@ -63,7 +64,23 @@ def generated_files(repository: Path) -> list[Path]:
         repository / "lprnet" / "1" / "model.pt",
         repository / "yolo" / "1" / DETECTOR_FILE,
         repository / "yolo" / "1" / DETECTOR_FILES["onnx"],
+        *warmup_files(repository),
     ]
+
+
+def warmup_files(repository: Path) -> list[Path]:
+    """The model_warmup inputs of the models that take a photo's file: yolo's config names its own; the supervisor
+    names plate_recognition's when it reloads it (plates.server.supervisor)."""
+    return [repository / model / "warmup" / "photo" for model in ("yolo", "plate_recognition")]
+
+
+def write_warmup_files(repository: Path) -> list[Path]:
+    """The warm-up photo (plates/server/warmup_photo.jpg) as the one BYTES element model_warmup reads from a file."""
+    files = warmup_files(repository)
+    for path in files:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(bytes_element(PHOTO.read_bytes()))
+    return files
 
 
 def export_detector(weights: Path, format: str = "onnx") -> Path:
@@ -134,11 +151,12 @@ def build_model_repository(
     sources = {name: find_weights(name, weights_dir) for name in (names["stn"], names["lprnet"], DETECTOR_FILE)}
     written = write_recognizer(repository, load_network(SpatialTransformer, sources[names["stn"]]),
                                load_network(LPRNet, sources[names["lprnet"]]), recognizer)
-    detector_file, onnx_file = generated_files(repository)[2:]
+    detector_file, onnx_file = generated_files(repository)[2:4]
     detector_file.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(sources[DETECTOR_FILE], detector_file)
     export_detector(detector_file)
+    warmup = write_warmup_files(repository)
     set_instance_kind(repository, instance_kind)
     if instance_kind == "gpu":
         set_detector_format(repository, "torch")
-    return written + [detector_file, onnx_file]
+    return written + [detector_file, onnx_file, *warmup]

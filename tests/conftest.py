@@ -8,10 +8,11 @@ import os
 import threading
 import time
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import pytest
 
@@ -125,20 +126,84 @@ CAR_PLATE = "B840CK197"
 @dataclass(frozen=True)
 class Answer:
     sent: float  # time.monotonic() when the request left
-    kind: str  # "right" (car.jpg's plate read), "wrong", "refused", "restarting", "no server" or "failed"
+    answered: float  # and when its answer came
+    kind: str  # "right" (car.jpg's plate read), "wrong", "refused", "reloading", "unavailable" or "failed"
     message: str
 
 
-class CarLoad:
-    """`clients` threads each sending car.jpg, one request after another without pause, every answer kept.
+def answer_kind(error: Exception) -> str:
+    """What a client met, by its error: PlatesClient's and GatewayClient's errors, or tritonclient's over gRPC, read as
+    the gateway reads them (plates.gateway.recognizer.triton_refusal)."""
+    from tritonclient.utils import InferenceServerException
 
-    Requests are not retried: a refused thread pauses as PlatesClient would before its retry (as `plates bench`
-    does), and a thread whose connection is refused pauses 0.1 s, so that a server restarting on a 2-core machine
-    gets its CPU rather than a stream of connection attempts.
+    from plates.exceptions import RELOADING, OverloadedError, ServerUnavailableError
+    from plates.gateway.recognizer import triton_refusal
+
+    if isinstance(error, InferenceServerException):
+        code = triton_refusal(error, timeout=10).code
+        return {"triton_busy": "refused", "triton_reloading": "reloading", "triton_unavailable": "unavailable"}.get(
+            code, "failed"
+        )
+    if RELOADING in str(error):  # plates.client.ReloadingError, or the gateway's 503 triton_reloading
+        return "reloading"
+    if isinstance(error, OverloadedError):
+        return "refused"
+    if isinstance(error, ServerUnavailableError):
+        return "unavailable"
+    return "failed"
+
+
+@contextmanager
+def car_reader(kind: str, url: str) -> Iterator[Callable[[bytes], list[str]]]:
+    """read(photo) -> the texts of its plates, as a client of `kind` reads them at `url`, over one connection kept:
+    "http" PlatesClient (Triton's HTTP), "grpc" tritonclient.grpc (Triton's gRPC), "gateway" GatewayClient (the
+    Snapshot API, with $PLATES_GATEWAY_KEY where set). No request is retried."""
+    if kind == "http":
+        from plates.client import PlatesClient
+        from plates.retry import NO_RETRY
+
+        with PlatesClient(url, timeout=10, retry=NO_RETRY) as client:
+            yield lambda photo: [plate.text for plate in client.recognize(photo)]
+    elif kind == "grpc":
+        import numpy as np
+        import tritonclient.grpc as grpcclient
+
+        client = grpcclient.InferenceServerClient(url)
+
+        def read(photo: bytes) -> list[str]:
+            tensor = grpcclient.InferInput("image_bytes", [1], "BYTES")
+            tensor.set_data_from_numpy(np.array([photo], dtype=np.object_))
+            result = client.infer("plate_recognition", [tensor], outputs=[grpcclient.InferRequestedOutput("texts")],
+                                  client_timeout=10)  # fmt: skip
+            return [text.decode() for text in result.as_numpy("texts")]
+
+        try:
+            yield read
+        finally:
+            client.close()
+    elif kind == "gateway":
+        from plates.gateway.client import GatewayClient
+
+        # The key of a gateway that asks for one (scripts/test-image.sh exports it for the tests).
+        with GatewayClient(url, os.environ.get("PLATES_GATEWAY_KEY"), timeout=10) as client:
+            yield lambda photo: [result["text"] for result in client.read(photo)["results"]]
+    else:
+        raise ValueError(f"no client kind {kind!r}")
+
+
+class CarLoad:
+    """`clients` threads each sending car.jpg through a client of `kind` (car_reader), one request after another,
+    every answer kept.
+
+    Requests are not retried. With `pauses`, a refused thread pauses as PlatesClient would before its retry (as
+    `plates bench` does), and a thread that finds no server pauses 0.1 s, so that a server restarting on a 2-core
+    machine gets its CPU rather than a stream of connection attempts; without, every thread sends again at once, as
+    the clients of issue 38 did. `pause_s` paces a thread between requests (0: none).
     """
 
-    def __init__(self, url: str, photo: bytes, clients: int) -> None:
-        self.url, self.photo = url, photo
+    def __init__(self, url: str, photo: bytes, clients: int, kind: str = "http", pauses: bool = True,
+                 pause_s: float = 0.0) -> None:  # fmt: skip
+        self.url, self.photo, self.kind, self.pauses, self.pause_s = url, photo, kind, pauses, pause_s
         self.answers: list[Answer] = []
         self.stopping = threading.Event()
         self.threads = [threading.Thread(target=self._send, daemon=True) for _ in range(clients)]
@@ -146,42 +211,34 @@ class CarLoad:
             thread.start()
 
     def _send(self) -> None:
-        from plates.client import PlatesClient
-        from plates.exceptions import OverloadedError, PlatesError, RestartingError, ServerUnavailableError
-        from plates.retry import NO_RETRY, RetryPolicy
+        from plates.retry import RetryPolicy
 
         backoff, refusals = RetryPolicy(), 0
-        with PlatesClient(self.url, timeout=10, retry=NO_RETRY) as client:
+        with car_reader(self.kind, self.url) as read:
             while not self.stopping.is_set():
                 sent = time.monotonic()
                 try:
-                    texts = [plate.text for plate in client.recognize(self.photo)]
-                    answer, pause = Answer(sent, "right" if CAR_PLATE in texts else "wrong", str(texts)), 0.0
-                except OverloadedError as error:
-                    answer, pause = Answer(sent, "refused", str(error)), backoff.pause(refusals)
-                except RestartingError as error:
-                    answer, pause = Answer(sent, "restarting", str(error)), 0.0
-                except ServerUnavailableError as error:
-                    answer, pause = Answer(sent, "no server", str(error)), 0.1
-                except PlatesError as error:
-                    answer, pause = Answer(sent, "failed", str(error)), 0.0
+                    texts = read(self.photo)
+                    kind, message, pause = "right" if CAR_PLATE in texts else "wrong", str(texts), 0.0
                 except Exception as error:  # a thread that died would lower the load unseen: record it instead
-                    answer, pause = Answer(sent, "failed", f"{type(error).__name__}: {error}"), 0.1
-                refusals = refusals + 1 if answer.kind == "refused" else 0
-                self.answers.append(answer)
-                self.stopping.wait(pause)
+                    kind, message = answer_kind(error), f"{type(error).__name__}: {error}"
+                    pauses = {"refused": backoff.pause(refusals), "unavailable": 0.1} if self.pauses else {}
+                    pause = pauses.get(kind, 0.0)
+                refusals = refusals + 1 if kind == "refused" else 0
+                self.answers.append(Answer(sent, time.monotonic(), kind, message))
+                self.stopping.wait(max(pause, self.pause_s))
 
     def since(self, moment: float) -> list[Answer]:
         return [answer for answer in list(self.answers) if answer.sent >= moment]
 
-    def first_right_since(self, moment: float, within_s: float, context: Callable[[], str] = str) -> float:
-        """When the first request sent since `moment` that read car.jpg right was sent; fails after `within_s`,
-        saying what the clients met and `context()` (a log's tail)."""
-        while not (right := [answer.sent for answer in self.since(moment) if answer.kind == "right"]):
+    def first_right_since(self, moment: float, within_s: float, context: Callable[[], str] = str) -> Answer:
+        """The first answer that read car.jpg right to a request sent since `moment` (the first to come); fails
+        after `within_s`, saying what the clients met and `context()` (a log's tail)."""
+        while not (right := [answer for answer in self.since(moment) if answer.kind == "right"]):
             met = Counter(answer.kind for answer in self.since(moment))
             assert time.monotonic() - moment < within_s, f"car.jpg not read right in {within_s} s: {met}\n{context()}"
-            time.sleep(0.2)
-        return min(right)  # answers come in the order they end, not the order they were sent
+            time.sleep(0.05)
+        return min(right, key=lambda answer: answer.answered)
 
     def stop(self) -> None:
         self.stopping.set()
@@ -191,11 +248,12 @@ class CarLoad:
 
 @pytest.fixture
 def car_load(samples):
-    """`car_load(url, clients=4)`: a CarLoad on the server at `url`, stopped after the test."""
+    """`car_load(url, clients=4, kind="http", pauses=True)`: a CarLoad on the server at `url`, stopped after the
+    test."""
     loads = []
 
-    def start(url: str, clients: int = 4) -> CarLoad:
-        loads.append(CarLoad(url, (samples / "car.jpg").read_bytes(), clients))
+    def start(url: str, clients: int = 4, kind: str = "http", pauses: bool = True) -> CarLoad:
+        loads.append(CarLoad(url, (samples / "car.jpg").read_bytes(), clients, kind, pauses))
         return loads[-1]
 
     yield start

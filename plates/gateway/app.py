@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from functools import partial
 from pathlib import Path
 
 import swagger_ui_bundle
@@ -35,6 +36,7 @@ from plates.gateway.settings import Settings
 from plates.gateway.snapshot import api_router as snapshot
 from plates.gateway.usage import Usage
 from plates.gateway.version import VERSION
+from plates.server.health import reloading
 
 MAX_GRPC_MESSAGE = 2**31 - 1  # tritonclient's own default; the gateway's body limit is what bounds a photo
 CHANNEL_ARGS = [
@@ -57,7 +59,8 @@ def create_app(settings: Settings, triton=None, health_check: Check | None = Non
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
         client = triton or grpcclient.InferenceServerClient(settings.triton_grpc, channel_args=CHANNEL_ARGS)
-        app.state.recognizer = Recognizer(client, settings.inference_timeout, settings.queue_timeout)
+        app.state.recognizer = Recognizer(client, settings.inference_timeout, settings.queue_timeout,
+                                          partial(reloading, settings.triton_http))  # fmt: skip
         watching = asyncio.create_task(app.state.health.run())
         try:
             yield
@@ -79,8 +82,10 @@ def create_app(settings: Settings, triton=None, health_check: Check | None = Non
     )
     app.state.settings = settings
     app.state.in_flight = in_flight
-    app.state.metrics = Metrics(lambda: in_flight.total, lambda: in_flight.waiting)
     app.state.health = HealthWatch(settings.triton_http, settings.health_interval, health_check)
+    app.state.metrics = Metrics(
+        lambda: in_flight.total, lambda: in_flight.waiting, lambda: len(app.state.health.reloading())
+    )
     app.state.usage = Usage({key_id(key): quota for key, quota in settings.quotas})
     routers = (home.router, snapshot.router, codeproject.router, operations.router)
     for router in routers:

@@ -14,6 +14,7 @@ from http import HTTPStatus
 
 RETRY_BUSY_S = 1  # after a 429: the requests in flight are short
 RETRY_DOWN_S = 5  # after a 503: the health check's period, when a restarted Triton is seen again
+RETRY_RELOADING_S = 2  # after a 503 while a model reloads: 3 to 6 s on the 2-core machine (docs/health.md)
 # CodeProject.AI's routes: their clients read `success` and `error`, never `detail`.
 CODEPROJECT_PREFIXES = ("/v1/vision/", "/v1/image/")
 

@@ -41,6 +41,10 @@ class HealthWatch:
                 self.report, self.checked_at = report, time.monotonic()
             await asyncio.sleep(self.interval)
 
+    def reloading(self) -> list[str]:
+        """The models the last check says the supervisor is loading again."""
+        return [] if self.report is None else self.report.reloading
+
     def readiness(self) -> tuple[bool, dict]:
         """Ready or not, and why, as /readyz answers it."""
         if self.report is None:
@@ -52,4 +56,6 @@ class HealthWatch:
         body = {"ready": self.report.healthy, "checked_s_ago": round(age, 1), "models": models}
         if not self.report.healthy:
             body["reason"] = self.report.summary()
+        if self.reloading():
+            body["reloading"] = self.reloading()
         return self.report.healthy, body

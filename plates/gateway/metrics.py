@@ -11,7 +11,8 @@ LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
 
 
 class Metrics:
-    def __init__(self, in_flight: Callable[[], int], waiting: Callable[[], int]) -> None:
+    def __init__(self, in_flight: Callable[[], int], waiting: Callable[[], int],
+                 reloading: Callable[[], int] = lambda: 0) -> None:  # fmt: skip
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "plates_gateway_requests", "Requests answered, by route and HTTP status", ["route", "status"],
@@ -31,6 +32,11 @@ class Metrics:
         in_flight_gauge.set_function(in_flight)
         waiting_gauge = Gauge("plates_gateway_waiting", "Photos waiting their turn at Triton", registry=self.registry)
         waiting_gauge.set_function(waiting)
+        reloading_gauge = Gauge(
+            "plates_gateway_models_reloading", "Models of Triton its supervisor is loading again, at the last health "
+            "check", registry=self.registry,
+        )  # fmt: skip
+        reloading_gauge.set_function(reloading)
 
     def answered(self, route: str, status: int, seconds: float, refusal: str | None = None) -> None:
         self.requests.labels(route, str(status)).inc()

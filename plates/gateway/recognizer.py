@@ -13,14 +13,15 @@ import asyncio
 import itertools
 import time
 from dataclasses import dataclass
+from typing import Callable, Collection
 
 import numpy as np
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
 from plates.client import MODEL, OUTPUTS, Plate, plates_from_outputs
-from plates.exceptions import QUEUE_REFUSALS, RESTARTING, InvalidInputError, PlatesError
-from plates.gateway.errors import RETRY_BUSY_S, RETRY_DOWN_S, Refusal
+from plates.exceptions import QUEUE_REFUSALS, RELOADING, InvalidInputError, PlatesError, not_serving
+from plates.gateway.errors import RETRY_BUSY_S, RETRY_DOWN_S, RETRY_RELOADING_S, Refusal
 from plates.headers import read_header
 from plates.retry import RetryPolicy
 
@@ -42,12 +43,15 @@ class Photo:
 
 class Recognizer:
     """`await Recognizer(client, timeout, busy_wait_s).read(photo, field)`: `client` is a tritonclient.grpc.aio
-    client (or anything with its `infer`); `field` is the form field the photo came in, for the client's messages."""
+    client (or anything with its `infer`); `field` is the form field the photo came in, for the client's messages;
+    `reloading()` the models Triton's supervisor is loading again, asked only when plate_recognition is not loaded."""
 
-    def __init__(self, client, timeout: float, busy_wait_s: float) -> None:
+    def __init__(self, client, timeout: float, busy_wait_s: float,
+                 reloading: Callable[[], Collection[str]] = tuple) -> None:  # fmt: skip
         self.client = client
         self.timeout = timeout
         self.busy_wait_s = busy_wait_s
+        self.reloading = reloading
 
     async def read(self, photo: bytes, field: str = "upload") -> Photo:
         try:
@@ -72,7 +76,7 @@ class Recognizer:
                 result = await self.client.infer(MODEL, [tensor], outputs=outputs, client_timeout=self.timeout)
                 return plates_from_outputs(*(result.as_numpy(name) for name in OUTPUTS))
             except InferenceServerException as error:
-                refusal = triton_refusal(error, self.timeout, field)
+                refusal = triton_refusal(error, self.timeout, field, self.reloading)
                 pause = BUSY_RETRY.pause(retry)
                 if refusal.code != "triton_busy" or time.monotonic() + pause > deadline:
                     raise refusal from error
@@ -81,14 +85,23 @@ class Recognizer:
             await asyncio.sleep(pause)
 
 
-def triton_refusal(error: InferenceServerException, timeout: float, field: str = "upload") -> Refusal:
-    """What the client is told when Triton answered an error (gRPC status codes, as tritonclient names them)."""
+def triton_refusal(
+    error: InferenceServerException, timeout: float, field: str = "upload",
+    reloading: Callable[[], Collection[str]] = tuple,
+) -> Refusal:
+    """What the client is told when Triton answered an error (gRPC status codes, as tritonclient names them);
+    `reloading()`: the models the supervisor says it reloads (plates.server.health.reloading)."""
     status, message = str(error.status()), error.message() or ""
+    # plate_recognition itself cannot serve: Triton's own answer, which cannot say why; the supervisor's verdict can.
+    if not_serving(MODEL, message):
+        if MODEL in reloading():
+            return Refusal(503, "triton_reloading", f"{RELOADING} '{MODEL}' ({message})", RETRY_RELOADING_S)
+        return Refusal(503, "triton_unavailable", f"the recognizer cannot serve: {message}", RETRY_DOWN_S)
     if status == "StatusCode.INVALID_ARGUMENT":
         return Refusal(400, "invalid_image", in_client_terms(message, field))
-    # A dead model's queue refuses too, and its message can hold the queue's words: restarting is checked first.
-    if status == "StatusCode.UNAVAILABLE" and RESTARTING in message:
-        return Refusal(503, "triton_restarting", message, retry_after=RETRY_DOWN_S)
+    # A dead model's queue refuses too, and its message can hold the queue's words: reloading is checked first.
+    if status == "StatusCode.UNAVAILABLE" and RELOADING in message:
+        return Refusal(503, "triton_reloading", message, retry_after=RETRY_RELOADING_S)
     if status == "StatusCode.UNAVAILABLE" and any(refusal in message for refusal in QUEUE_REFUSALS):
         return Refusal(429, "triton_busy", f"the recognizer is busy: {message}", retry_after=RETRY_BUSY_S)
     if status == "StatusCode.UNAVAILABLE":

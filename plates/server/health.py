@@ -14,13 +14,13 @@ A refusal (HTTP 503) alone cannot say whether a model is busy or dead: a dead st
 Triton before they fail, so under load its queue is full and refuses like a busy one. Two signals tell them apart
 whatever the load:
 - The supervisor started Triton, so it sees the stubs, Triton's children: one that has exited is a dead model, seen
-  within a second (plates.server.supervisor). No other caller can see them: the gateway runs in a process of its own,
-  the HEALTHCHECK and the probes in a new process each time, maybe in another container.
+  within half a second (plates.server.supervisor). No other caller can see them: the gateway runs in a process of its
+  own, the HEALTHCHECK and the probes in a new process each time, maybe in another container.
 - Triton's statistics, read at each check: a model whose failures rose since the previous check while its successes
   did not is dead, not busy (a busy model still finishes requests; Triton 2.51 does not count queue refusals as
   failures). Only a caller that checks again and again has a previous reading (TrafficAwareCheck).
 
-So the supervisor writes its verdict to a small file, one per server port (verdict_path), at every one-second tick;
+So the supervisor writes its verdict to a small file, one per server port (verdict_path), at every half-second tick;
 deep_check and TrafficAwareCheck take that verdict, where its writer still runs, instead of probing: every caller
 gets the evidence of the one process that can see it, and the server gets one prober under load instead of three.
 A healthy verdict older than VERDICT_FRESH_S means the supervisor stopped watching: unhealthy, so that liveness
@@ -57,9 +57,10 @@ PHOTO_SIDE = 32
 CROP_SHAPE = [1, 3, 24, 94]
 BUSY = 503
 SERVED = "served"
+RELOADING = "reloading"  # the detail of a model the supervisor is loading again: "reloading: why"
 # The folder of the supervisor's verdicts; else $XDG_RUNTIME_DIR (the user's own), else the temporary folder.
 VERDICT_DIR_VARIABLE = "PLATES_HEALTH_DIR"
-# The supervisor writes every second; a healthy verdict this old is from a supervisor that stopped watching.
+# The supervisor writes twice a second; a healthy verdict this old is from a supervisor that stopped watching.
 VERDICT_FRESH_S = 10.0
 
 
@@ -98,6 +99,11 @@ class HealthReport:
         return all(m.healthy for m in self.models)
 
     @property
+    def reloading(self) -> list[str]:
+        """The models the supervisor is loading again (their detail begins with RELOADING)."""
+        return [m.model for m in self.models if m.detail.startswith(RELOADING)]
+
+    @property
     def failed(self) -> list[ModelHealth]:
         return [m for m in self.models if not m.healthy]
 
@@ -124,13 +130,13 @@ def probe_model(url: str, model: str, timeout: float) -> ModelHealth:
         seconds = time.monotonic() - started
         if error.code == BUSY:
             return ModelHealth(model, True, "busy", seconds)
-        return ModelHealth(model, False, f"HTTP {error.code}: {_error_text(error)}", seconds)
+        return ModelHealth(model, False, f"HTTP {error.code}: {error_text(error)}", seconds)
     except (urllib.error.URLError, OSError) as error:
         reason = getattr(error, "reason", error)
         return ModelHealth(model, False, f"no answer: {reason}", time.monotonic() - started)
 
 
-def _error_text(error: urllib.error.HTTPError) -> str:
+def error_text(error: urllib.error.HTTPError) -> str:
     try:
         return json.loads(error.read()).get("error", "")[:300]
     except (ValueError, OSError, AttributeError):
@@ -232,6 +238,12 @@ def dead_not_busy(report: HealthReport, failing: Mapping[str, str]) -> HealthRep
             health = ModelHealth(health.model, False, "refused, and " + "; ".join(dead), health.seconds)
         models.append(health)
     return HealthReport(tuple(models))
+
+
+def reloading(url: str) -> list[str]:
+    """The models the supervisor watching the server at `url` says it is loading again; none without one."""
+    verdict = read_verdict(url)
+    return [] if verdict is None else verdict.reloading
 
 
 def verdict_path(url: str) -> Path:

@@ -18,7 +18,7 @@ from pathlib import Path
 from plates.exceptions import ServerUnavailableError
 from plates.export import DEFAULT_REPOSITORY
 from plates.readiness import wait_for_server
-from plates.server.options import serving_flags
+from plates.server.options import admin_key, serving_flags
 from plates.server.process import EXIT_TIMEOUT_S, TritonProcess, new_shm_prefix, shm_flag
 from plates.weights import PROJECT_ROOT
 
@@ -88,9 +88,13 @@ class LocalServer:
     log_file: Path | None = None
     # Loopback only unless told otherwise: the server has no authentication of its own.
     host: str = "127.0.0.1"
-    # The header value that opens the model-repository, shared-memory, trace and logging APIs; None: a random one.
+    # The header value that opens the model-repository, shared-memory, trace and logging APIs; None: $PLATES_ADMIN_KEY,
+    # else a random one, kept here for the supervisor's reloads (plates.server.options.admin_key).
     admin_key: str | None = None
     triton: TritonProcess | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.admin_key = admin_key(self.admin_key)
 
     @property
     def url(self) -> str:

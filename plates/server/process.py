@@ -11,12 +11,16 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
+
+from plates.server.processes import unreaped
 
 SHM = Path("/dev/shm")
 # Triton's own default: how long it lets in-flight requests finish on SIGTERM.
 EXIT_TIMEOUT_S = 30
+STOP_POLL_S = 0.1
 
 
 def new_shm_prefix() -> str:
@@ -109,7 +113,15 @@ class ChildProcess:
 
 
 class TritonProcess(ChildProcess):
-    """One server command with its stubs, whose shared-memory files go with them."""
+    """One server command with its stubs, whose shared-memory files go with them.
+
+    Triton 2.51 never finishes unloading a model version whose stub was killed while it held a request: the request's
+    response factory, which the stub would have freed, keeps the version alive, and Triton never reaps that stub
+    (docs/health.md). A stop would wait its whole exit timeout for such a version, then exit 1. So where a dead stub
+    is among Triton's children when the stop begins, the stop is done once every other stub has exited (each exits
+    when its model has unloaded, its requests in flight answered): the server is killed then, and the stop counts
+    as clean.
+    """
 
     def __init__(self, command: list[str], shm_prefix: str, env: dict[str, str] | None = None, log_file=None):
         super().__init__(command, env, log_file)
@@ -117,6 +129,16 @@ class TritonProcess(ChildProcess):
 
     def leftovers(self) -> list[str]:
         return [self.shm_prefix]
+
+    def finish(self, timeout: float) -> int | None:
+        deadline = time.monotonic() + timeout
+        if self.alive and unreaped(self.pid)[0]:
+            while self.alive and time.monotonic() < deadline:
+                if not unreaped(self.pid)[1]:
+                    self.kill()
+                    return 0
+                time.sleep(STOP_POLL_S)
+        return super().finish(max(0.0, deadline - time.monotonic()))
 
     def kill(self) -> int | None:
         """SIGKILL the server and its stubs at once, and remove their files."""

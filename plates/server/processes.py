@@ -85,6 +85,17 @@ def stubs(server_pid: int) -> list[tuple[str, psutil.Process]]:
     return found
 
 
+def unreaped(server_pid: int) -> tuple[list[psutil.Process], list[psutil.Process]]:
+    """The children of the process `server_pid` (tritonserver's: its stubs), as two lists: those that have exited
+    and that it has not reaped (zombies), and the others; both empty where that process is gone."""
+    try:
+        children = psutil.Process(server_pid).children()
+    except psutil.NoSuchProcess:
+        return [], []
+    dead = [child for child in children if exited(child)]
+    return dead, [child for child in children if child not in dead]
+
+
 def sibling_exited(model: str) -> bool:
     """Called in a stub: whether `model` has no running stub beside it, under the same tritonserver. A stub killed
     with -9 stays dead (Triton 2.51 never restarts it) until the server is restarted."""

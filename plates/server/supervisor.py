@@ -1,27 +1,40 @@
-"""Watch a Triton server and act when it fails: the same watch for `plates serve` and the serving image.
+"""Watch a Triton server and heal it: the same watch for `plates serve` and the serving image.
 
-Triton 2.51 never restarts a Python model's stub that died, and keeps saying ready. So every second the supervisor
-looks at the stubs the server had when it became ready (its children): one that has exited, or is a zombie, is a
-dead model, whatever the load. Every `interval` seconds it also asks every model for an answer
-(plates.server.health), except those that served client requests without a failure since its last check; a model
-whose failures rose without a success since then is dead even where its queue refuses the probe. A dead stub acts at
-once; failed checks act after `failures` in a row. Either way it kills the server with its stubs and removes their
-shared memory, then either starts it again (`plates serve`) or exits non-zero so that the container's restart
-policy, or Kubernetes, starts a fresh one (the image). With the defaults a killed stub is acted on within a second
-of its death, and a model that fails without dying within interval * failures + the check's timeout = 15 s.
+Triton 2.51 never restarts a Python model's stub that died, and keeps saying ready. So every `tick` the supervisor
+looks at the stubs of the models that had one when the server became ready (its children): one that has exited, or
+is a zombie, or is gone, is a dead model, whatever the load. Every `interval` seconds it also asks every model for an
+answer (plates.server.health), except those that served client requests without a failure since its last check; a
+model whose failures rose without a success since then is dead even where its queue refuses the probe. A dead stub
+acts at once; failed checks act after `failures` in a row. With the defaults a killed stub is acted on within
+`tick` (0.5 s) of its death, and a model that fails without dying within interval * failures + the check's timeout
+= 15 s.
+
+It heals the model, not the server: it loads the dead or failing models again through Triton's model-repository API
+(plates.server.repository), the models plate_recognition calls before it, and probes every model. Each load answers
+once the new version has run its warm-up (model_warmup), so the model is warm before it takes a request. Triton,
+its ports and every client's connection stay up meanwhile; plate_recognition answers its callers a 503 naming the
+model that reloads (plates.exceptions.ReloadingError). Only when Triton itself exits, or a reload fails (the load
+is refused, or the model still fails its probe after it), does the supervisor kill the server with its stubs and
+their shared memory, then start it again (`plates serve`) or exit non-zero so that the container's restart policy,
+or Kubernetes, starts a fresh one (the image).
+
+A stub killed while it held a request stays a zombie under Triton 2.51, with the version it served (plates.server.
+process): nothing but Triton can reap it, and Triton never does. The supervisor says so in its log; the version's
+shared memory and the zombie go when the server stops.
 
 At each tick it writes its verdict for the other callers of plates.server.health (the HEALTHCHECK, the gateway's
 /readyz and so the Kubernetes probes): "starting" until a fresh server is warm (plates.server.warmup, whose probes
-are its first check), then the last check's report, and why while it restarts.
+are its first check), "reloading: why" for each model it loads again, then the last check's report, and why while it
+restarts Triton.
 
 The image runs it as its command, in front of tritonserver:
 
     python3 -m plates.server.supervisor --gateway -- tritonserver --model-repository=... [flags]
 
 It adds the flags of plates.server.options and a shared-memory prefix of its own, forwards SIGTERM (Triton drains,
-and the supervisor exits with Triton's code), and exits 1 when the server fails its health check. With --gateway it
-also runs `plates gateway`, the published API, and exits 1 when the gateway exits: one container, one process tree
-and one restart policy for both.
+and the supervisor exits with Triton's code), and exits 1 when the server cannot be healed. With --gateway it also
+runs `plates gateway`, the published API, and exits 1 when the gateway exits: one container, one process tree and
+one restart policy for both.
 """
 
 from __future__ import annotations
@@ -37,20 +50,32 @@ from typing import Callable, Protocol
 
 import psutil
 
-from plates.exceptions import ServerUnavailableError, SettingsError
+from plates.exceptions import PlatesError, ServerUnavailableError, SettingsError
 from plates.readiness import wait_for_server
-from plates.server.health import HealthReport, ModelHealth, TrafficAwareCheck, remove_verdict, write_verdict
-from plates.server.options import serving_flags
+from plates.server.health import (
+    EXERCISED,
+    RELOADING,
+    HealthReport,
+    ModelHealth,
+    TrafficAwareCheck,
+    probe_models,
+    remove_verdict,
+    write_verdict,
+)
+from plates.server.options import admin_key, serving_flags
 from plates.server.gateway_process import GatewayProcess
 from plates.server.process import EXIT_TIMEOUT_S, ChildProcess, TritonProcess, new_shm_prefix, shm_flag
 from plates.server.processes import exited, stubs
+from plates.server.repository import reload_model
 from plates.server.warmup import warm_up
 
-TICK_S = 1.0
+TICK_S = 0.5
 INTERVAL_S = 5.0
 FAILURES = 2
 CHECK_TIMEOUT_S = 5.0
 READY_TIMEOUT_S = 300.0
+# The models plate_recognition calls come before it: its reload warms it up through them.
+RELOAD_ORDER = ("yolo", "stn", "lprnet", "plate_recognition")
 
 
 STARTING = HealthReport((ModelHealth("tritonserver", False, "starting", 0.0),))
@@ -59,6 +84,7 @@ STARTING = HealthReport((ModelHealth("tritonserver", False, "starting", 0.0),))
 class Server(Protocol):
     url: str
     pid: int | None  # tritonserver's, whose children are the stubs
+    admin_key: str  # opens its model-repository API
 
     def start(self, wait_until_ready: bool = True, timeout: float = READY_TIMEOUT_S) -> object: ...
 
@@ -70,10 +96,32 @@ class Server(Protocol):
     def alive(self) -> bool: ...
 
 
+@dataclass(frozen=True)
+class Failure:
+    """Why the watch stopped: the models to load again, or none where the server itself must go."""
+
+    reason: str
+    models: tuple[str, ...] = ()
+    dead: tuple[psutil.Process, ...] = ()  # their stubs that died
+
+
+def to_reload(report: HealthReport) -> tuple[str, ...]:
+    """The models to load again for the probes that failed: every model a failed probe exercised (a probe of
+    plate_recognition also calls yolo); none where a failure is the server's own (tritonserver, supervisor)."""
+    failed = [m.model for m in report.failed]
+    if not failed or not all(model in EXERCISED for model in failed):
+        return ()
+    return in_reload_order({model for name in failed for model in EXERCISED[name]})
+
+
+def in_reload_order(models: set[str] | tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(sorted(models, key=lambda m: (RELOAD_ORDER.index(m) if m in RELOAD_ORDER else len(RELOAD_ORDER), m)))
+
+
 @dataclass
 class Supervisor:
     server: Server
-    heal: bool  # restart the server (plates serve); else stop watching and report the failure (the image)
+    heal: bool  # restart a server that failed (plates serve); else exit 1 for the container's restart (the image)
     interval: float = INTERVAL_S
     failures: int = FAILURES
     check: Callable[[str], HealthReport] = field(
@@ -81,6 +129,9 @@ class Supervisor:
     )
     tick: float = TICK_S
     warm: Callable[[str], tuple[str, HealthReport]] = warm_up
+    # Load one model of the server again (url, admin key, model), and probe every model after a reload.
+    reload: Callable[[str, str, str], None] = reload_model
+    probe: Callable[[str], HealthReport] = lambda url: probe_models(url, CHECK_TIMEOUT_S)
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)
     # The public API in front of the server (plates gateway): started again if it exits when healing, else its exit
     # ends the watch as a failed server's does.
@@ -89,8 +140,10 @@ class Supervisor:
     def __post_init__(self) -> None:
         self.stopping = threading.Event()
         self.restarts = 0
+        self.reloads = 0
         self.verdict = STARTING
         self._unwritable: str | None = None
+        self._watched: tuple[int | None, frozenset[str]] = (None, frozenset())  # a server's pid, its stubs' models
 
     def run(self) -> int:
         """Watch until stop() (0), or until the server fails and cannot be healed here (1)."""
@@ -101,10 +154,14 @@ class Supervisor:
 
     def _run(self) -> int:
         while not self.stopping.is_set():
-            reason = self._watch()
-            if reason is None:
+            failure = self._watch()
+            if failure is None:
                 return 0
-            self.log(f"supervisor: {reason}")
+            self.log(f"supervisor: {failure.reason}")
+            if failure.models and self.reload_models(failure):
+                continue
+            if self.stopping.is_set():  # a reload cut short by the stop: nothing failed
+                return 0
             self.server.kill()
             if not self.heal:
                 if self.gateway is not None:
@@ -113,7 +170,7 @@ class Supervisor:
                 return 1
             self.restarts += 1
             self.log(f"supervisor: restarting Triton (restart {self.restarts})")
-            self.publish(HealthReport((ModelHealth("tritonserver", False, f"restarting: {reason}", 0.0),)))
+            self.publish(HealthReport((ModelHealth("tritonserver", False, f"restarting: {failure.reason}", 0.0),)))
             try:
                 self.server.start(wait_until_ready=True, timeout=READY_TIMEOUT_S)
             except ServerUnavailableError as error:
@@ -122,6 +179,32 @@ class Supervisor:
             self.warm_up()
             self.log(f"supervisor: Triton is ready again at {self.server.url}")
         return 0
+
+    def reload_models(self, failure: Failure) -> bool:
+        """Load `failure`'s models again, the verdict saying they reload meanwhile, then probe every model: whether
+        they all answer."""
+        models = in_reload_order(failure.models)
+        self.publish(HealthReport(tuple(ModelHealth(m, False, f"{RELOADING}: {failure.reason}", 0.0) for m in models)))
+        started = time.monotonic()
+        for model in models:
+            self.log(f"supervisor: reloading {model}")
+            try:
+                self.reload(self.server.url, self.server.admin_key, model)
+            except PlatesError as error:
+                self.log(f"supervisor: reloading {model} failed: {error}")
+                return False
+        report = self.probe(self.server.url)
+        self.log(f"supervisor: reloaded {', '.join(models)} in {time.monotonic() - started:.1f} s; "
+                 f"then {report.summary()}")  # fmt: skip
+        if not report.healthy:
+            return False
+        self.reloads += 1
+        self.publish(report)
+        for stub in failure.dead:
+            if stub.is_running():  # a zombie: gone, had Triton reaped it when it unloaded its model
+                self.log(f"supervisor: Triton keeps the dead stub (pid {stub.pid}) unreaped until it stops: Triton "
+                         "2.51 never finishes unloading a version whose stub died holding a request")  # fmt: skip
+        return True
 
     def warm_up(self) -> None:
         """Warm the server that has just become ready (plates.server.warmup), the verdict saying it is starting
@@ -132,36 +215,44 @@ class Supervisor:
         self.log(f"supervisor: {said}")
         self.publish(report)
 
-    def _watch(self) -> str | None:
-        """None once stop() is called; else why the server must go."""
-        self.publish(self.verdict)  # the warm-up's report, or why this server is not checked yet
-        stubs_when_ready = [] if self.server.pid is None else stubs(self.server.pid)
-        if stubs_when_ready:  # none where the server's processes cannot be seen: the HTTP checks still watch
-            self.log(f"supervisor: watching the stubs of {', '.join(sorted(model for model, _ in stubs_when_ready))}")
+    def _watch(self) -> Failure | None:
+        """None once stop() is called; else why the watch must stop."""
+        self.publish(self.verdict)  # the warm-up's or the reload's report, or why this server is not checked yet
+        running = [] if self.server.pid is None else stubs(self.server.pid)
+        if self._watched[0] != self.server.pid:  # a server just started: the models with a stub now should have one
+            self._watched = (self.server.pid, frozenset(model for model, _ in running))
+        if running:  # none where the server's processes cannot be seen: the HTTP checks still watch
+            self.log(f"supervisor: watching the stubs of {', '.join(sorted(model for model, _ in running))}")
+        gone = self._watched[1] - {model for model, _ in running}
+        if gone and self.server.alive:  # died while another model reloaded
+            return Failure(f"the stub of {', '.join(sorted(gone))} is gone", in_reload_order(gone))
         # The HTTP check runs in a thread of its own, so that its probes, which may wait seconds at a loaded server,
         # never delay the look at the stubs; nor the kill: an unfinished check is left to fail against no server.
         checks = ThreadPoolExecutor(1, thread_name_prefix="health-check")
         try:
-            return self._watch_loop(stubs_when_ready, checks)
+            return self._watch_loop(running, checks)
         finally:
             checks.shutdown(wait=False, cancel_futures=True)
 
-    def _watch_loop(self, watched: list[tuple[str, psutil.Process]], checks: ThreadPoolExecutor) -> str | None:
+    def _watch_loop(self, watched: list[tuple[str, psutil.Process]], checks: ThreadPoolExecutor) -> Failure | None:
         failed = 0
         check: Future | None = None
-        next_check = time.monotonic() + self.interval  # the warm-up's probes were the first check
+        next_check = time.monotonic() + self.interval  # the warm-up's or the reload's probes were the last check
         while not self.stopping.wait(self.tick):
             if self.gateway is not None and not self.gateway.alive:
                 gone = f"the gateway exited with code {self.gateway.returncode}"
                 if not self.heal:
-                    return gone
+                    return Failure(gone)
                 self.log(f"supervisor: {gone}; starting it again")
                 self.gateway.start()
             if not self.server.alive:
-                return "tritonserver exited"
-            dead = [f"the stub of {model} (pid {stub.pid}) exited" for model, stub in watched if exited(stub)]
+                return Failure("tritonserver exited")
+            dead = [(model, stub) for model, stub in watched if exited(stub)]
             if dead:
-                return "; ".join(dead)
+                return Failure(
+                    "; ".join(f"the stub of {model} (pid {stub.pid}) exited" for model, stub in dead),
+                    in_reload_order({model for model, _ in dead}), tuple(stub for _, stub in dead),
+                )  # fmt: skip
             if check is None and time.monotonic() >= next_check:
                 check = checks.submit(self.check, self.server.url)
             if check is not None and check.done():
@@ -171,7 +262,8 @@ class Supervisor:
                 if not report.healthy:
                     self.log(f"supervisor: health check {failed}/{self.failures} failed: {report.summary()}")
                 if failed >= self.failures:
-                    return f"{', '.join(m.model for m in report.failed)} failed {failed} health checks in a row"
+                    reason = f"{', '.join(m.model for m in report.failed)} failed {failed} health checks in a row"
+                    return Failure(reason, to_reload(report))
             self.publish(self.verdict)
         return None
 
@@ -197,6 +289,7 @@ class CommandServer:
     def __init__(self, command: list[str], url: str) -> None:
         self.command = command
         self.url = url
+        self.admin_key = admin_key()
         self.triton: TritonProcess | None = None
 
     @property
@@ -209,7 +302,7 @@ class CommandServer:
 
     def start(self, wait_until_ready: bool = True, timeout: float = READY_TIMEOUT_S) -> "CommandServer":
         prefix = new_shm_prefix()
-        self.triton = TritonProcess([*self.command, *serving_flags(), shm_flag(prefix)], prefix)
+        self.triton = TritonProcess([*self.command, *serving_flags(self.admin_key), shm_flag(prefix)], prefix)
         self.triton.start()
         if wait_until_ready:
             self.wait_until_ready(timeout)

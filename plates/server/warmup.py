@@ -31,6 +31,12 @@ REFUSED = 503
 REFUSED_PAUSE_S = 0.1
 
 
+def bytes_element(data: bytes) -> bytes:
+    """`data` as one element of a BYTES tensor, as Triton reads it from a binary body or a model_warmup file: its
+    length (4 bytes, little-endian), then its bytes."""
+    return struct.pack("<I", len(data)) + data
+
+
 def warm_up(url: str, requests: int = REQUESTS, timeout: float = 30.0) -> tuple[str, HealthReport]:
     """Send the drawn photo `requests` times, one after another, then the health check's probes; what happened, in
     one line, and the probes' report, which is the server's first check. Probes have shapes of their own (a 32x32
@@ -46,8 +52,7 @@ def send_photo(url: str, requests: int, timeout: float) -> str:
     and fill its queue) is sent again after a pause, within `timeout` s in all. A failure is said, not raised: the
     probes that follow name the model."""
     started = time.monotonic()
-    photo = PHOTO.read_bytes()
-    tensor = struct.pack("<I", len(photo)) + photo  # one BYTES element: its length, then its bytes
+    tensor = bytes_element(PHOTO.read_bytes())
     # Every output, binary, as PlatesClient asks for them: the answer warmed is the one clients get.
     header = json.dumps({
         "inputs": [{"name": "image_bytes", "datatype": "BYTES", "shape": [1],

@@ -1,5 +1,6 @@
-"""A dead model is noticed and healed, the admin APIs are closed, and nothing is left in /dev/shm: by really killing
-stubs with SIGKILL and really calling the APIs, over HTTP on 127.0.0.1."""
+"""A dead model is noticed and loaded again while Triton and the clients' connections stay up, the admin APIs are
+closed, and nothing is left in /dev/shm: by really killing stubs with SIGKILL and really calling the APIs, over HTTP
+and gRPC on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -17,24 +18,25 @@ import pytest
 
 from plates.readiness import normalize_url, wait_for_server
 from plates.server.health import deep_check
-from plates.server.processes import server_processes
+from plates.server.processes import server_processes, stubs
 from plates.server.options import ADMIN_HEADER, GRPC_ADMIN_HEADER
 from plates.server.launcher import free_port
 
 from .conftest import ADMIN_KEY
 from .test_serve_command import wait_for_text
 
-# The goals of a killed stub under 4 clients sending car.jpg without pause (issue 26).
-CHECK_FAILS_WITHIN_S = 10
-READS_AGAIN_WITHIN_S = 45
+# Generous bounds on a shared 2-core machine: the goal, from the kill to a client's first right answer, is 10 s
+# (issue 38; benchmarks/heal_times.py measures it).
+READS_AGAIN_WITHIN_S = 60
 MODELS = ("yolo", "plate_recognition", "stn", "lprnet")
+# The clients of each kind that send car.jpg without pause meanwhile: 4 in all.
+CLIENTS = {"http": 2, "grpc": 1, "gateway": 1}
 
 
 def stub_of(url: str, model: str) -> int:
-    """The PID of `model`'s stub process: a child of the server started on `<repository>/<model>/1/model.*`."""
-    stubs = [p.pid for p in server_processes(url)[1:] if any(f"/{model}/1/model." in a for a in p.cmdline())]
-    assert len(stubs) == 1, stubs
-    return stubs[0]
+    """The PID of `model`'s running stub: a child of the server started on `<repository>/<model>/1/model.*`."""
+    [pid] = [process.pid for name, process in stubs(server_processes(url)[0].pid) if name == model]
+    return pid
 
 
 def shm_prefix_of(url: str) -> str:
@@ -43,14 +45,15 @@ def shm_prefix_of(url: str) -> str:
     return prefix
 
 
-def test_plates_serve_heals_a_killed_stub_of_every_model_under_four_clients(request, tmp_path, car_load):
+def test_plates_serve_reloads_a_killed_stub_of_every_model_under_four_clients_without_restarting_triton(
+    request, tmp_path, car_load
+):
     if request.config.getoption("--triton-url"):
         pytest.skip("kills the stubs of the local server `plates serve` starts")
-    http = free_port()
+    http, grpc, gateway = free_port(), free_port(), free_port()
     url = f"localhost:{http}"
-    ports = ["--http-port", str(http), "--grpc-port", str(free_port()), "--metrics-port", str(free_port()),
-             "--gateway-port", str(free_port())]  # fmt: skip
-    prefixes = set()  # of each server plates serve starts: other servers on the machine have files there too
+    ports = ["--http-port", str(http), "--grpc-port", str(grpc), "--metrics-port", str(free_port()),
+             "--gateway-port", str(gateway)]  # fmt: skip
     log = tmp_path / "serve.log"
     with log.open("w") as output:
         command = [sys.executable, "-m", "plates.cli.main", "serve", *ports]
@@ -58,42 +61,54 @@ def test_plates_serve_heals_a_killed_stub_of_every_model_under_four_clients(requ
     try:
         wait_for_server(url, timeout=300, alive=lambda: serve.poll() is None)
         wait_for_text(log, "Triton is ready", serve, timeout=30)
-        load = car_load(url, clients=4)
+        triton = server_processes(url)[0]
+        prefix = shm_prefix_of(url)
+        at = {"http": url, "grpc": f"127.0.0.1:{grpc}", "gateway": f"127.0.0.1:{gateway}"}
+        loads = {kind: car_load(at[kind], clients=clients, kind=kind) for kind, clients in CLIENTS.items()}
 
         def tail() -> str:
             return log.read_text()[-3000:]
 
-        for restart, model in enumerate(MODELS, start=1):
-            load.first_right_since(time.monotonic(), READS_AGAIN_WITHIN_S, tail)
+        for model in MODELS:
+            now = time.monotonic()
+            for load in loads.values():
+                load.first_right_since(now, READS_AGAIN_WITHIN_S, tail)
             deadline = time.monotonic() + 30
-            while not (report := deep_check(url, timeout=5)).healthy:  # the restarted server's first check
+            while not (report := deep_check(url, timeout=5)).healthy:  # the reload's check
                 assert time.monotonic() < deadline, report.summary()
                 time.sleep(0.5)
-            prefixes.add(shm_prefix_of(url))
-            os.kill(stub_of(url, model), signal.SIGKILL)
+            stub = stub_of(url, model)
+            os.kill(stub, signal.SIGKILL)
             killed = time.monotonic()
-            while deep_check(url, timeout=5).healthy:
-                assert time.monotonic() - killed < CHECK_FAILS_WITHIN_S, f"{model}: still healthy"
-                time.sleep(0.5)
-            failed = time.monotonic() - killed
-            healed = load.first_right_since(killed, READS_AGAIN_WITHIN_S, tail) - killed
-            answers = load.since(killed)
-            meanwhile = [a for a in answers if a.sent < killed + healed]
-            print(f"{model}: check failed {failed:.1f} s after the kill, car.jpg read right {healed:.1f} s after; "
-                  f"meanwhile {dict(Counter(a.kind for a in meanwhile))}: "
-                  f"{set(a.message[:200] for a in meanwhile if a.kind != 'no server')}")  # fmt: skip
-            assert f"supervisor: restarting Triton (restart {restart})" in log.read_text()
-            # What the service said of the dead model: that it restarts, never that it is busy.
-            about_it = [a for a in answers if f"model '{model}'" in a.message]
-            assert all(a.kind == "restarting" for a in about_it), Counter((a.kind, a.message) for a in about_it)
-        load.stop()
-        prefixes.add(shm_prefix_of(url))  # the server of the last restart
+            healed = {kind: load.first_right_since(killed, READS_AGAIN_WITHIN_S, tail).answered - killed
+                      for kind, load in loads.items()}  # fmt: skip
+            said = {kind: Counter(a.kind for a in load.since(killed) if a.answered < killed + healed[kind])
+                    for kind, load in loads.items()}  # fmt: skip
+            print(f"{model}: car.jpg read right again after " + ", ".join(f"{k} {s:.1f} s" for k, s in healed.items())
+                  + f"; meanwhile {said}")  # fmt: skip
+            wait_for_text(log, f"supervisor: reloaded {model} in ", serve, timeout=READS_AGAIN_WITHIN_S)
+            text = log.read_text()
+            assert f"supervisor: the stub of {model} (pid {stub}) exited" in text
+            # Healed in place: the same Triton, its ports and its clients' connections.
+            assert "restarting Triton" not in text and server_processes(url)[0].pid == triton.pid
+            # What the service said of the dead model: that it reloads, never that it is busy.
+            for load in loads.values():
+                about_it = [a for a in load.since(killed) if f"model '{model}'" in a.message]
+                assert all(a.kind == "reloading" for a in about_it), Counter((a.kind, a.message) for a in about_it)
+                assert not any(a.kind == "wrong" for a in load.since(killed))
+            if model == "plate_recognition":  # Triton's own answer while it reloads: the gateway says why
+                assert said["gateway"]["reloading"] > 0, said
+        for load in loads.values():
+            load.stop()
+        stopped = time.monotonic()
     finally:
         serve.send_signal(signal.SIGTERM)
         serve.wait(60)
-    assert serve.returncode == 0
-    assert len(prefixes) == len(MODELS) + 1
-    left = [name for name in os.listdir("/dev/shm") if name.startswith(tuple(prefixes))]
+    # A stub killed holding a request is never reaped by Triton 2.51 (a zombie until it stops), and its model's
+    # version never unloads: the stop does not wait Triton's whole exit timeout for them.
+    print(f"stopped in {time.monotonic() - stopped:.1f} s")
+    assert serve.returncode == 0 and not psutil.pid_exists(triton.pid)
+    left = [name for name in os.listdir("/dev/shm") if name.startswith(prefix)]
     assert left == [], "the service left shared memory behind"
 
 

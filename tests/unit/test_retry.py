@@ -5,7 +5,7 @@ import pytest
 from tritonclient.utils import InferenceServerException
 
 from plates.client import PlatesClient
-from plates.exceptions import InvalidInputError, OverloadedError, PlatesError, RestartingError, ServerUnavailableError
+from plates.exceptions import InvalidInputError, OverloadedError, PlatesError, ReloadingError, ServerUnavailableError
 from plates.retry import NO_RETRY, RetryPolicy, call_with_retries
 
 
@@ -148,11 +148,21 @@ def test_plates_client_does_not_retry_a_server_fault():
     assert not isinstance(raised.value, OverloadedError) and server.calls == 1
 
 
-def test_plates_client_does_not_retry_a_restarting_service_nor_call_it_overloaded():
-    said = "plate_recognition: the service is restarting: model 'stn' stopped (Exceeds maximum queue size)"
+def test_plates_client_does_not_retry_a_model_that_reloads_nor_call_it_overloaded():
+    said = "plate_recognition: the service is reloading model 'stn' (Exceeds maximum queue size)"
     server = Refusing(refusals=1, message=said)
     with client_over(server, RetryPolicy(tries=3, first_pause_s=0.001)) as client:
-        with pytest.raises(RestartingError, match=re.escape(f"server at http://localhost:9: {said}")):
+        with pytest.raises(ReloadingError, match=re.escape(f"server at http://localhost:9: {said}")):
+            client.recognize(np.zeros((8, 8, 3), np.uint8))
+    assert server.calls == 1
+
+
+def test_plates_client_calls_a_model_that_is_not_loaded_unavailable_not_a_bad_image():
+    # Triton's own answer (HTTP 400) while plate_recognition itself reloads.
+    said = "Request for unknown model: 'plate_recognition' has no available versions"
+    server = Refusing(refusals=1, status="400", message=said)
+    with client_over(server, RetryPolicy(tries=3, first_pause_s=0.001)) as client:
+        with pytest.raises(ServerUnavailableError, match=re.escape(f"cannot serve plate_recognition now: {said}")):
             client.recognize(np.zeros((8, 8, 3), np.uint8))
     assert server.calls == 1
 

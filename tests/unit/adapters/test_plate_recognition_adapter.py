@@ -133,7 +133,7 @@ def test_orchestrator_answers_a_sub_model_refusal_as_unavailable(orchestrator, p
 @pytest.mark.parametrize(
     "failure", ["[request id: <id_unknown>] Exceeds maximum queue size", "Stub process 'stn_0_0' is not healthy."]
 )
-def test_orchestrator_answers_a_dead_sub_models_refusal_or_failure_as_restarting(
+def test_orchestrator_answers_a_dead_sub_models_refusal_or_failure_as_reloading(
     orchestrator, pb_utils, monkeypatch, failure
 ):
     # A dead stub's queue fills while Triton waits on it, and refuses as a busy one's does: only its process tells.
@@ -150,8 +150,30 @@ def test_orchestrator_answers_a_dead_sub_models_refusal_or_failure_as_restarting
     [response] = orchestrator.execute([photo])
     assert response.error().code() == pb_utils.TritonError.UNAVAILABLE
     assert response.error().message() == (
-        f"plate_recognition: the service is restarting: model 'stn' stopped ({failure})"
+        f"plate_recognition: the service is reloading model 'stn' ({failure})"
     )
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # Triton's answer to a BLS call while the supervisor unloads and loads stn again.
+        "Model stn - Error when running inference: Failed for execute the inference request. Model 'stn' is not ready.",
+        # The request stn held when its stub died, answered once the supervisor has started its next stub.
+        "Stub process 'stn_0_0' is not healthy.",
+    ],
+)
+def test_orchestrator_answers_a_sub_model_that_cannot_serve_as_reloading_whatever_its_stubs(
+    orchestrator, pb_utils, monkeypatch, message
+):
+    monkeypatch.setattr("plates.server.processes.sibling_exited", lambda model: False)
+    fake_recognizer(pb_utils, [[1, 2, 3, 4]], ["A123BC77"])
+    pb_utils.MODELS["stn"] = lambda inputs: pb_utils.InferenceResponse(
+        error=pb_utils.TritonError(message, pb_utils.TritonError.INTERNAL)
+    )
+    [response] = orchestrator.execute([image_request(pb_utils, np.zeros((20, 30, 3), np.uint8))])
+    assert response.error().code() == pb_utils.TritonError.UNAVAILABLE
+    assert response.error().message() == f"plate_recognition: the service is reloading model 'stn' ({message})"
 
 
 def test_orchestrator_answers_a_refusal_of_a_model_served_without_a_stub_as_overloaded(

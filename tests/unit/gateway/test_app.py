@@ -238,7 +238,24 @@ def test_healthz_readyz_and_metrics(gateway):
     assert 'plates_gateway_requests_total{route="/v1/plate-reader/",status="201"} 1.0' in metrics
     assert 'plates_gateway_refusals_total{cause="unauthorized"} 1.0' in metrics
     assert "plates_gateway_in_flight 0.0" in metrics and "plates_gateway_waiting 0.0" in metrics
+    assert "plates_gateway_models_reloading 0.0" in metrics
     assert "plates_gateway_request_seconds_bucket" in metrics
+
+
+def test_a_model_that_reloads_is_a_503_counted_as_reloading_and_readyz_and_metrics_say_so(gateway):
+    reloading = HealthReport((ModelHealth("yolo", False, "reloading: the stub of yolo (pid 7) exited", 0.0),))
+    said = "plate_recognition: the service is reloading model 'yolo' (Stub process 'yolo_0_0' is not healthy.)"
+    triton = FakeTriton(InferenceServerException(said, status="StatusCode.UNAVAILABLE"))
+    with gateway(triton=triton, health=lambda url: reloading) as url:
+        refused = post(url)
+        ready = requests.get(url + "/readyz")
+        metrics = requests.get(url + "/metrics").text
+    assert refused.status_code == 503 and refused.headers["Retry-After"] == "2"
+    assert error_of(refused)["code"] == "triton_reloading" and error_of(refused)["message"] == said
+    assert ready.status_code == 503 and ready.json()["reloading"] == ["yolo"]
+    assert ready.json()["reason"] == "unhealthy: yolo: reloading: the stub of yolo (pid 7) exited"
+    assert 'plates_gateway_refusals_total{cause="triton_reloading"} 1.0' in metrics
+    assert "plates_gateway_models_reloading 1.0" in metrics
 
 
 def test_request_ids_are_kept_when_sane_and_made_otherwise(gateway):

@@ -1,0 +1,120 @@
+"""The first request after Triton's own ready, against the steady p50: what a client that waits on /v2/health/ready
+(perf_analyzer, a script) meets. The figures of docs/health.md (Warm before ready).
+
+Each round starts a bare server (plates.server.launcher.LocalServer: no supervisor, so nothing warms it but Triton
+itself) from this checkout and, with --baseline, from another one (main's, exported with `git archive`), in turns.
+A client (PlatesClient, as `plates bench --cold` times it) opens its connection, polls /v2/health/ready over it every
+50 ms, times one car.jpg the moment it answers 200, then 3 unmeasured requests and `--requests` measured ones for
+the steady p50.
+
+    git archive 6a31a35 | tar -x -C /tmp/plates-main     # into an empty folder
+    poetry run python benchmarks/first_request.py --baseline /tmp/plates-main --rounds 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from baseline import baseline_python  # noqa: E402
+from conftest import SAMPLES  # noqa: E402
+
+from plates.client import PlatesClient  # noqa: E402
+from plates.retry import NO_RETRY  # noqa: E402
+from plates.server.launcher import free_port  # noqa: E402
+
+# Run by the tree's own python: its launcher, its model repository (built on the first run), its flags.
+BARE_SERVER = """
+import signal, sys
+from plates.export import build_model_repository, is_built
+from plates.server.launcher import LocalServer
+if not is_built():
+    build_model_repository()
+server = LocalServer(http_port=int(sys.argv[1]), grpc_port=int(sys.argv[2]), metrics_port=int(sys.argv[3]))
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+try:
+    server.start(wait_until_ready=False)
+    signal.pause()
+finally:
+    server.stop()
+"""
+WARMUP = 3
+
+
+def first_and_steady(tree: Path, python: str, photo: bytes, requests: int) -> tuple[float, float, float]:
+    """A bare server of `tree` started: seconds to ready, the first request's ms and the steady p50's."""
+    ports = [free_port() for _ in range(3)]
+    server = subprocess.Popen([python, "-c", BARE_SERVER, *map(str, ports)], cwd=tree, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)  # fmt: skip
+    started = time.monotonic()
+    try:
+        with PlatesClient(f"localhost:{ports[0]}", timeout=60, retry=NO_RETRY) as client:
+            while True:
+                try:
+                    if client.ready():
+                        break
+                except Exception:  # no server listening yet
+                    pass
+                if server.poll() is not None or time.monotonic() - started > 900:
+                    raise SystemExit(f"the server of {tree} did not become ready")
+                time.sleep(0.05)
+            ready_s = time.monotonic() - started
+            sent = time.perf_counter()
+            client.recognize(photo)
+            first_ms = (time.perf_counter() - sent) * 1000
+            for _ in range(WARMUP):
+                client.recognize(photo)
+            steady = []
+            for _ in range(requests):
+                sent = time.perf_counter()
+                client.recognize(photo)
+                steady.append((time.perf_counter() - sent) * 1000)
+        return ready_s, first_ms, statistics.median(steady)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(90)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--baseline", type=Path, help="another checkout to measure in turns with this one (main's)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--requests", type=int, default=30, help="measured requests for the steady p50 (default 30)")
+    args = parser.parse_args(argv)
+    photo = (SAMPLES / "car.jpg").read_bytes()
+    trees = {"this": (ROOT, sys.executable)}
+    if args.baseline:
+        tree = args.baseline.resolve()
+        trees = {"baseline": (tree, baseline_python(tree)), **trees}
+    print(f"load average {' '.join(f'{v:.1f}' for v in os.getloadavg())}", flush=True)
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
+    for round in range(1, args.rounds + 1):
+        for name, (tree, python) in trees.items():
+            ready_s, first_ms, p50_ms = first_and_steady(tree, python, photo, args.requests)
+            runs[name].append((first_ms, p50_ms))
+            print(f"round {round} {name:8}: ready in {ready_s:5.1f} s; car.jpg first request {first_ms:6.1f} ms, "
+                  f"steady p50 {p50_ms:6.1f} ms ({first_ms / p50_ms:.2f} times)", flush=True)  # fmt: skip
+    print(f"load average {' '.join(f'{v:.1f}' for v in os.getloadavg())}")
+    for name, pairs in runs.items():
+        ratios = [first / p50 for first, p50 in pairs]
+        first, p50 = (statistics.median(values) for values in zip(*pairs))
+        print(f"{name:8}: first / p50 {min(ratios):.2f} to {max(ratios):.2f}, median {statistics.median(ratios):.2f}; "
+              f"median first {first:.1f} ms against median p50 {p50:.1f} ms ({first / p50:.2f} times)")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
