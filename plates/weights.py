@@ -39,12 +39,12 @@ WEIGHT_FILES = {
         ),
         WeightFile(
             "plates_stn.pt",
-            "364dec9ed987ddfdd1c6e5c245e778704664612f44f138723036cdb17c3391da",
+            "63fa22c6e33f58d6ebca249cb1fc3deb9b0db050afe004c4a87d176b5d399858",
             "this repository's weights/ (train it again with convert/train_recognizer.py)",
         ),
         WeightFile(
             "plates_lprnet.pt",
-            "95283d9bdc428e1cd57aa13a0fdff1fe4b2eb995f5489781bad8eca80c71e7a2",
+            "e86606ec831dd4febc3edf86fce1cef2df719db2127a0d364a644504c766c49a",
             "this repository's weights/ (train it again with convert/train_recognizer.py)",
         ),
         WeightFile(
