@@ -1,7 +1,7 @@
 """Where reading fails: each misread split by part of the plate (main field, region code), and the characters confused.
 
 A plate text is a main field (`B840CK`) and a region code (`197`), as plates.recognition.formats splits it. A
-reading is compared with its label part by part, each part aligned with the fewest edits (Levenshtein), so that a
+reading is compared with its label part by part, each part aligned with the fewest edits (plates.edits), so that a
 digit added to the region (`77` read `772`) shows as an insertion, not as two wrong characters. Confusions are
 written `8>6` (the label's 8 read as 6), `7>_` (a 7 left out) and `_>2` (a 2 read where there is none).
 """
@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from plates.edits import alignment
 from plates.recognition.formats import region_code
 
 PARTS = ("main", "region")
@@ -22,33 +23,6 @@ def split(text: str) -> tuple[str, str] | None:
     """(main field, region code) of a plate text, None where it is no Russian plate."""
     region = region_code(text)
     return None if region is None else (text[: len(text) - len(region)], region)
-
-
-def alignment(expected: str, got: str) -> list[tuple[str, str]]:
-    """The fewest edits that turn `expected` into `got`, as (expected char, got char) pairs; '_' where a side has
-    none. Equal characters are left out. Ties prefer substitutions, then deletions: the same pairs every time."""
-    rows, columns = len(expected) + 1, len(got) + 1
-    cost = [[0] * columns for _ in range(rows)]
-    for i in range(rows):
-        cost[i][0] = i
-    for j in range(columns):
-        cost[0][j] = j
-    for i in range(1, rows):
-        for j in range(1, columns):
-            cost[i][j] = min(cost[i - 1][j - 1] + (expected[i - 1] != got[j - 1]), cost[i - 1][j] + 1, cost[i][j - 1] + 1)
-    pairs, i, j = [], len(expected), len(got)
-    while i or j:
-        if i and j and cost[i][j] == cost[i - 1][j - 1] + (expected[i - 1] != got[j - 1]):
-            if expected[i - 1] != got[j - 1]:
-                pairs.append((expected[i - 1], got[j - 1]))
-            i, j = i - 1, j - 1
-        elif i and cost[i][j] == cost[i - 1][j] + 1:
-            pairs.append((expected[i - 1], "_"))
-            i -= 1
-        else:
-            pairs.append(("_", got[j - 1]))
-            j -= 1
-    return pairs[::-1]
 
 
 @dataclass

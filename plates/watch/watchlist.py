@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from plates.edits import distance
 from plates.exceptions import SettingsError
 from plates.recognition.alphabet import ALPHABET
 
@@ -63,15 +64,7 @@ def substitution_cost(a: str, b: str) -> float:
 
 def plate_distance(a: str, b: str) -> float:
     """Levenshtein distance with look-alike substitutions at LOOK_ALIKE_COST."""
-    previous = [float(j) for j in range(len(b) + 1)]
-    for i, char_a in enumerate(a, start=1):
-        current = [float(i)]
-        for j, char_b in enumerate(b, start=1):
-            current.append(
-                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + substitution_cost(char_a, char_b))
-            )
-        previous = current
-    return previous[-1]
+    return distance(a, b, substitution_cost)
 
 
 def parse_entry(plate: str, label: str, where: str) -> WatchedPlate:

@@ -5,20 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from plates.evaluation import LabelledPhoto, LabelledPlate, evaluate, format_report, report_to_dict
-from plates.misreads import Misreads, alignment, nearest, split
+from plates.misreads import Misreads, nearest, split
 
 
 def test_split_takes_the_region_code_the_formats_find():
     assert split("B840CK197") == ("B840CK", "197")
     assert split("AB12377") == ("AB123", "77")
     assert split("") is None and split("HELLO") is None
-
-
-def test_alignment_shows_an_added_digit_as_an_insertion_not_two_substitutions():
-    assert alignment("77", "772") == [("_", "2")]
-    assert alignment("777", "77") == [("7", "_")]
-    assert alignment("98", "88") == [("9", "8")]
-    assert alignment("B840CK", "B840CK") == []
 
 
 def test_outcomes_say_which_part_was_wrong():
