@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from plates.edits import alignment
+from plates.edits import alignment, distance
 from plates.recognition.formats import region_code
 
 PARTS = ("main", "region")
@@ -73,4 +73,4 @@ class Misreads:
 
 def nearest(expected: str, returned: Iterable[str]) -> str | None:
     """The returned text closest to `expected` (fewest edits; the first of equals), None where none was returned."""
-    return min(returned, key=lambda text: len(alignment(expected, text)), default=None)
+    return min(returned, key=lambda text: distance(expected, text), default=None)
