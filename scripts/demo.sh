@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
-SAMPLE="${1:-samples/car.jpg}"
+SAMPLE="${1:-${PLATES_SHARED_DIR:-../shared}/data/samples/car.jpg}"
 PORT="${PLATES_HTTP_PORT:-8000}"
 GATEWAY="${PLATES_GATEWAY_PORT:-8080}"
 

@@ -17,16 +17,15 @@ from plates.weights import PROJECT_ROOT
 
 PYTHON = PROJECT_ROOT / ".venv-libtorch" / "bin" / "python"
 RUNNER = PROJECT_ROOT / "convert" / "run_torchscript.py"
-CAR = PROJECT_ROOT / "samples" / "car.jpg"
 TOLERANCE = 1e-3  # of the logits (tens in size): other kernels and thread counts sum in other orders (seen: 1.9e-4)
 
 
 @pytest.mark.skipif(not PYTHON.is_file(), reason="no .venv-libtorch: scripts/libtorch-venv.sh makes it")
-def test_stn_and_lprnet_compute_the_same_in_torch_2_13(tmp_path):
+def test_stn_and_lprnet_compute_the_same_in_torch_2_13(tmp_path, samples):
     if not is_built(DEFAULT_REPOSITORY):
         pytest.skip("no model repository: convert/build_model_repository.py builds it")
     stn, lprnet = generated_files(DEFAULT_REPOSITORY)[:2]
-    image = cv2.imread(str(CAR))
+    image = cv2.imread(str(samples / "car.jpg"))
     crops = prepare_crops(image, np.array([[95, 330, 132, 343], [551, 263, 577, 270]], np.float32), DEFAULT_VARIANTS)
     noise = np.random.default_rng(0).uniform(-1, 1, (4, 3, 24, 94)).astype(np.float32)
     inputs = torch.from_numpy(np.concatenate([crops, noise]))
