@@ -121,9 +121,10 @@ QUEUE_REFUSALS = ("Exceeds maximum queue size", "Request timeout expired")
 def sub_model_error(model: str, message: str, exited: Callable[[], bool] = lambda: False) -> PlatesError:
     """The error to answer for a sub-model's error response. A sub-model that is not loaded, or whose process has
     died, is reloading: its supervisor loads it again within seconds. Triton's message says so where it can
-    (not_serving); a refusal from the queue of a dead stub does not, and `exited()` looks whether its process is gone
-    (asked only where the error is not the sub-model's own answer, which begins with its name; not trusted alone, as
-    the supervisor may have started the model's next stub already). That comes first: a dead stub's requests wait
+    (not_serving); a refusal from the queue of a dead stub does not, and `exited()` looks whether a stub that served
+    the model has exited since (asked only where the error is not the sub-model's own answer, which begins with its
+    name; plates.server.processes.SiblingStubs: still so once the supervisor has started the next stub, as the dead
+    one's queue goes on refusing what it held). That comes first: a dead stub's requests wait
     on it about a second and fail, so its queue fills and refuses like a busy one's. Otherwise a refusal stays a
     refusal (503, try later)."""
     if not message.startswith(f"{model}: ") and (not_serving(model, message) or exited()):

@@ -96,29 +96,30 @@ def unreaped(server_pid: int) -> tuple[list[psutil.Process], list[psutil.Process
     return dead, [child for child in children if child not in dead]
 
 
-def sibling_exited(model: str) -> bool:
-    """Called in a stub: whether `model` has no running stub beside it, under the same tritonserver. A stub killed
-    with -9 stays dead (Triton 2.51 never restarts it) until the server is restarted."""
-    return model not in {name for name, _ in stubs(os.getppid())}
+def sibling_stubs(model: str) -> list[psutil.Process]:
+    """Called in a stub: the running stubs of `model` beside it, under the same tritonserver; none for a model served
+    inside tritonserver. A stub killed with -9 stays dead (Triton 2.51 never restarts it) until the supervisor loads
+    its model again, which starts new ones."""
+    return [process for name, process in stubs(os.getppid()) if name == model]
 
 
 class SiblingStubs:
-    """Called in a stub (the orchestrator's): whether a model it calls has lost its stub. Only a model whose stub
-    was seen beside this one can have: the real PyTorch backend serves its models inside tritonserver, with none."""
+    """Called in a stub (the orchestrator's): whether a stub that served a model it calls has exited since. Each
+    answer from a model checks the stubs last seen serving it, and looks again once one of them is gone: the
+    supervisor's reload starts new stubs, and the requests the dead one's queue still holds are refused after they
+    have started. Only a model seen in a stub can have lost it: the real PyTorch backend serves its models inside
+    tritonserver, with none."""
 
     def __init__(self) -> None:
-        self.looked: set[str] = set()
-        self.with_stub: set[str] = set()
+        self.serving: dict[str, list[psutil.Process]] = {}
 
     def answered(self, model: str) -> None:
-        """After `model` answered: the first time, look whether it runs in a stub (one look per model)."""
-        if model not in self.looked:
-            self.looked.add(model)
-            if not sibling_exited(model):
-                self.with_stub.add(model)
+        """After `model` answered: look for its stubs the first time, and again after one that served it exited."""
+        if model not in self.serving or self.exited(model):
+            self.serving[model] = sibling_stubs(model)
 
     def exited(self, model: str) -> bool:
-        return model in self.with_stub and sibling_exited(model)
+        return any(exited(process) for process in self.serving.get(model, ()))
 
 
 def _name(process: psutil.Process) -> str:

@@ -12,7 +12,7 @@ from plates.server.processes import (
     exited,
     format_growth,
     server_processes,
-    sibling_exited,
+    sibling_stubs,
     stubs,
 )
 
@@ -54,17 +54,17 @@ def test_stubs_are_the_servers_children_named_by_their_model_file_and_a_killed_o
     assert [model for model, _ in stubs(server.pid)] == ["stn"]
 
 
-def test_a_stub_sees_whether_a_sibling_models_stub_has_exited(stub_tree, monkeypatch):
+def test_a_stub_sees_the_running_stubs_of_a_sibling_model(stub_tree, monkeypatch):
     server = stub_tree("yolo", "stn")
     monkeypatch.setattr(os, "getppid", lambda: server.pid)  # as if called in one of its stubs
-    assert not sibling_exited("stn")
+    assert [process.pid for process in sibling_stubs("stn")] == [stub_pid(server.pid, "stn")]
     os.kill(stub_pid(server.pid, "stn"), signal.SIGKILL)
     deadline = time.monotonic() + 10
-    while not sibling_exited("stn"):
+    while sibling_stubs("stn"):
         assert time.monotonic() < deadline, "a killed sibling still counts as running"
         time.sleep(0.05)
-    assert not sibling_exited("yolo")
-    assert sibling_exited("lprnet"), "a model with no stub at all"
+    assert [name for name, _ in stubs(server.pid)] == ["yolo"]
+    assert sibling_stubs("lprnet") == [], "a model with no stub at all"
 
 
 def test_only_a_model_once_seen_in_a_stub_can_have_lost_it(stub_tree, monkeypatch):
@@ -79,6 +79,25 @@ def test_only_a_model_once_seen_in_a_stub_can_have_lost_it(stub_tree, monkeypatc
         assert time.monotonic() < deadline, "a killed stub still counts as running"
         time.sleep(0.05)
     assert not siblings.exited("lprnet")
+
+
+def test_a_dead_stub_counts_as_exited_after_the_next_one_starts_until_the_model_answers_again(stub_tree, monkeypatch):
+    # The requests a dead stub's queue holds are refused after the supervisor has started the next stub: those
+    # refusals are still the reload's, not a busy model's.
+    server = stub_tree("stn")
+    monkeypatch.setattr(os, "getppid", lambda: server.pid)
+    siblings = SiblingStubs()
+    siblings.answered("stn")
+    os.kill(stub_pid(server.pid, "stn"), signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while sibling_stubs("stn"):
+        assert time.monotonic() < deadline, "a killed stub still counts as running"
+        time.sleep(0.05)
+    reloaded = stub_tree("stn")  # the next stub of stn
+    monkeypatch.setattr(os, "getppid", lambda: reloaded.pid)
+    assert sibling_stubs("stn") and siblings.exited("stn")
+    siblings.answered("stn")  # the next stub answered: what it refuses from now on is its own
+    assert not siblings.exited("stn")
 
 
 def test_the_stubs_of_a_server_that_is_gone_are_none():

@@ -26,7 +26,7 @@ def plate_logits(text: str) -> torch.Tensor:
 @pytest.fixture
 def orchestrator(load_adapter, pb_utils, monkeypatch):
     # Its sub-models' stubs are alive: here there are none, no tritonserver being the parent of this process.
-    monkeypatch.setattr("plates.server.processes.sibling_exited", lambda model: False)
+    monkeypatch.setattr("plates.server.processes.sibling_stubs", lambda model: [])
     model_dir = REPOSITORY / "plate_recognition"
     return load_adapter(model_dir / "1" / "model.py", model_dir / "config.pbtxt", model_dir)
 
@@ -138,12 +138,13 @@ def test_orchestrator_answers_a_dead_sub_models_refusal_or_failure_as_reloading(
 ):
     # A dead stub's queue fills while Triton waits on it, and refuses as a busy one's does: only its process tells.
     dead = set()
-    monkeypatch.setattr("plates.server.processes.sibling_exited", lambda model: model in dead)
+    monkeypatch.setattr("plates.server.processes.sibling_stubs", lambda model: [f"stub of {model}"])
+    monkeypatch.setattr("plates.server.processes.exited", lambda stub: stub in dead)
     fake_recognizer(pb_utils, [[1, 2, 3, 4]], ["A123BC77"])
     photo = image_request(pb_utils, np.zeros((20, 30, 3), np.uint8))
     [read] = orchestrator.execute([photo])
     assert not read.has_error()  # stn answered from a stub of its own
-    dead.add("stn")
+    dead.add("stub of stn")
     pb_utils.MODELS["stn"] = lambda inputs: pb_utils.InferenceResponse(
         error=pb_utils.TritonError(failure, pb_utils.TritonError.INTERNAL)
     )
@@ -166,7 +167,6 @@ def test_orchestrator_answers_a_dead_sub_models_refusal_or_failure_as_reloading(
 def test_orchestrator_answers_a_sub_model_that_cannot_serve_as_reloading_whatever_its_stubs(
     orchestrator, pb_utils, monkeypatch, message
 ):
-    monkeypatch.setattr("plates.server.processes.sibling_exited", lambda model: False)
     fake_recognizer(pb_utils, [[1, 2, 3, 4]], ["A123BC77"])
     pb_utils.MODELS["stn"] = lambda inputs: pb_utils.InferenceResponse(
         error=pb_utils.TritonError(message, pb_utils.TritonError.INTERNAL)
@@ -179,8 +179,8 @@ def test_orchestrator_answers_a_sub_model_that_cannot_serve_as_reloading_whateve
 def test_orchestrator_answers_a_refusal_of_a_model_served_without_a_stub_as_overloaded(
     orchestrator, pb_utils, monkeypatch
 ):
-    # The real PyTorch backend runs stn inside tritonserver: no stub of it is ever seen, so none has died.
-    monkeypatch.setattr("plates.server.processes.sibling_exited", lambda model: model == "stn")
+    # The real PyTorch backend runs stn inside tritonserver: no stub of it is ever seen (the fixture's), so none has
+    # died.
     fake_recognizer(pb_utils, [[1, 2, 3, 4]], ["A123BC77"])
     photo = image_request(pb_utils, np.zeros((20, 30, 3), np.uint8))
     orchestrator.execute([photo])
@@ -194,7 +194,7 @@ def test_orchestrator_answers_a_refusal_of_a_model_served_without_a_stub_as_over
 def test_orchestrator_answers_a_sub_models_own_error_without_looking_at_its_process(
     orchestrator, pb_utils, monkeypatch
 ):
-    monkeypatch.setattr("plates.server.processes.sibling_exited", lambda model: pytest.fail("looked"))
+    monkeypatch.setattr("plates.server.processes.exited", lambda stub: pytest.fail("looked"))
     pb_utils.MODELS["yolo"] = lambda inputs: pb_utils.InferenceResponse(
         error=pb_utils.TritonError("yolo: image_bytes is not a JPEG or PNG file", pb_utils.TritonError.INVALID_ARG)
     )
