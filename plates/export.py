@@ -107,15 +107,18 @@ def set_instance_kind(repository: Path, kind: str) -> None:
         config.write_text(re.sub(r"kind: KIND_[A-Z]+", f"kind: {INSTANCE_KINDS[kind]}", text))
 
 
+def set_parameter(config: Path, key: str, value: str) -> None:
+    """Set the string parameter `key` of the model config `config` to `value`."""
+    text, count = re.subn(rf'(key: "{re.escape(key)}", value: \{{ string_value: )"[^"]*"', rf'\g<1>"{value}"',
+                          config.read_text())  # fmt: skip
+    if count != 1:
+        raise PlatesError(f"{config}: no parameter '{key}' to set")
+    config.write_text(text)
+
+
 def set_detector_format(repository: Path, format: str) -> None:
     """Set the `yolo` model's parameter `format` (onnx, torch): the GPU image runs the detector in PyTorch."""
-    config = repository / "yolo" / "config.pbtxt"
-    text, count = re.subn(
-        r'(key: "format", value: \{ string_value: )"[a-z]+"', rf'\1"{detector_format(format)}"', config.read_text()
-    )
-    if count != 1:
-        raise PlatesError(f"{config}: no parameter 'format' to set")
-    config.write_text(text)
+    set_parameter(repository / "yolo" / "config.pbtxt", "format", detector_format(format))
 
 
 def set_lprnet_frames(repository: Path, frames: int) -> None:

@@ -1,0 +1,165 @@
+"""Detectors against each other, in one run, end to end through the served pipeline (issue 37's figures).
+
+    poetry run python benchmarks/compare_detectors.py NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF]]] ... [--manifests M ...]
+    poetry run python benchmarks/compare_detectors.py main=runs/compare/main_plate_detector.pt:608:onnx \\
+        int8=runs/compare/main_plate_detector.pt:608:onnx-int8
+
+Each candidate is a detector's weights (a one-class or two-class Ultralytics checkpoint), the inference size it is
+served at, its runtime (`format`) and its confidence threshold (defaults: the config's). It gets a model repository
+of its own: model_repository/'s configs, STN and LPRNet (so build it first), its detector exported to ONNX as the
+build exports it. FORMAT `onnx-int8` serves that export quantized to INT8 (plates.quantization, calibrated on 64 of
+`--calibration`'s training photos at the candidate's size) in its place. Every candidate's Triton server runs at once, and then:
+- each manifest is scored as `plates eval --url` scores it (its summary line, and recall and reading of the plates
+  found among those with a text), and again on its plates at least 40 px wide alone (SMALL_WIDTH: rendered two-line
+  plates go down to 9 px, unreadable to anyone);
+- served latency over the first manifest's photos, one request at a time, the servers taking turns photo by photo
+  (`--rounds` passes after a warm-up pass), so that the machine's load falls on every candidate alike: p50 and p90,
+  and each one's ratio to the first candidate's;
+- a 1920x1080 frame with no plate (a photo of a cat, stretched), the same way: what `plates bench` times on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import shutil
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from plates.client import PlatesClient
+from plates.evaluation import SMALL_WIDTH, LabelledPhoto, Report, evaluate, format_summary, load_manifest
+from plates.detection import detector_format
+from plates.export import DEFAULT_REPOSITORY, export_detector, generated_files, is_built, set_parameter
+from plates.quantization import calibration_photos, quantize_detector
+from plates.serving.model_config import positive_int_list, read_config
+from plates.server.launcher import LocalServer, free_port
+
+INT8 = "onnx-int8"  # not a format the service serves: the float export quantized (plates.quantization), served as it
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+MANIFESTS = [SHARED / "e2e.json", SHARED / "detect", SHARED / "val_texts.json", Path("runs/closeups/closeups.json"),
+             Path("runs/scenes/val_two_line.json")]  # fmt: skip
+
+
+def candidate(text: str) -> tuple[str, Path, dict[str, str]]:
+    name, _, rest = text.partition("=")
+    weights, imgsz, format, conf, *extra = rest.split(":") + [""] * 3
+    if not name or not Path(weights).is_file() or (imgsz and not imgsz.isdigit()) or any(extra):
+        raise argparse.ArgumentTypeError(f"{text!r}: NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF]]], WEIGHTS a file, IMGSZ "
+                                         "pixels")
+    if format and format != INT8:
+        try:
+            detector_format(format)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(f"{text!r}: FORMAT {error}, or {INT8}") from error
+    settings = {"imgsz": imgsz, "format": format, "conf": conf}
+    return name, Path(weights), {key: value for key, value in settings.items() if value}
+
+
+def build(weights: Path, settings: dict[str, str], repository: Path, calibration: list[Path]) -> None:
+    detector_file = generated_files(repository)[2]
+    shutil.copytree(DEFAULT_REPOSITORY, repository, ignore=shutil.ignore_patterns(detector_file.name, "*.onnx"))
+    shutil.copyfile(weights, detector_file)
+    exported = export_detector(detector_file)
+    config = repository / "yolo" / "config.pbtxt"
+    int8 = settings.get("format") == INT8
+    for key, value in settings.items():
+        set_parameter(config, key, "onnx" if int8 and key == "format" else value)
+    if int8:  # served as the float export is, from its place
+        imgsz = read_config(config).parameter("imgsz", positive_int_list)[0]
+        quantized = quantize_detector(exported, calibration, imgsz, exported.with_suffix(".int8.onnx"))
+        quantized.replace(exported)
+
+
+def not_small(photo: LabelledPhoto) -> LabelledPhoto:
+    """`photo` with only its plates at least SMALL_WIDTH wide: scored on it, recall and reading are theirs (what
+    is found on the others counts only against precision)."""
+    return dataclasses.replace(photo, plates=[p for p in photo.plates if p.box[2] - p.box[0] >= SMALL_WIDTH])
+
+
+def found_and_read(report: Report) -> str:
+    found, reading, e2e = report.detection_recall, report.recognition, report.end_to_end
+    return (f"found {found.hits}/{found.total}; read right {reading.hits} of the {reading.total} found with a text; "
+            f"end to end {e2e.hits}/{e2e.total}")  # fmt: skip
+
+
+def timed(client: PlatesClient, data: bytes) -> float:
+    start = time.perf_counter()
+    client.recognize(data)
+    return (time.perf_counter() - start) * 1000
+
+
+def in_turns(clients: dict[str, PlatesClient], files: list[bytes], rounds: int) -> dict[str, list[float]]:
+    """Milliseconds per request for each client, the clients taking turns photo by photo, after a warm-up pass."""
+    times = {name: [] for name in clients}
+    for round in range(rounds + 1):
+        for data in files:
+            for name, client in clients.items():
+                elapsed = timed(client, data)
+                if round:
+                    times[name].append(elapsed)
+    return times
+
+
+def print_times(what: str, times: dict[str, list[float]]) -> None:
+    first = next(iter(times.values()))
+    p50, p90 = np.percentile(first, 50), np.percentile(first, 90)
+    print(f"\n{what}, ms (ratio to {next(iter(times))}):")
+    for name, values in times.items():
+        a, b = np.percentile(values, 50), np.percentile(values, 90)
+        print(f"  {name:10} p50 {a:6.1f} ({a / p50:.2f})  p90 {b:6.1f} ({b / p90:.2f})  n={len(values)}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("candidates", nargs="+", type=candidate, help="NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF]]]")
+    parser.add_argument("--manifests", nargs="+", default=[str(m) for m in MANIFESTS],
+                        help="plates eval manifests; latency on the first's photos")  # fmt: skip
+    parser.add_argument("--rounds", type=int, default=3, help="timed passes")
+    parser.add_argument("--no-plate", type=Path, default=SHARED / "samples" / "cat.jpeg")
+    parser.add_argument("--score-floors", nargs="+", type=float, default=[],
+                        help="also score each set keeping only the boxes the detector scored at least this: what a "
+                        "higher `conf` would find, from one pass (latency is timed at the candidates' own `conf`)")
+    parser.add_argument("--calibration", type=Path, default=Path("runs/scenes/images/train"),
+                        help="training photos to calibrate INT8 on (64 of them)")
+    args = parser.parse_args(argv)
+    if not is_built(DEFAULT_REPOSITORY):
+        parser.error(f"{DEFAULT_REPOSITORY} is not built: python convert/build_model_repository.py")
+    frame = cv2.resize(cv2.imread(str(args.no_plate)), (1920, 1080))
+    no_plate = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 90])[1].tobytes()
+    with tempfile.TemporaryDirectory(prefix="plates-detectors-") as workdir, ExitStack() as stack:
+        clients = {}
+        photos = calibration_photos(args.calibration)
+        for name, weights, settings in args.candidates:
+            repository = Path(workdir) / name
+            build(weights, settings, repository, photos)
+            server = LocalServer(repository, http_port=free_port(), grpc_port=free_port(), metrics_port=free_port(),
+                                 log_file=Path(workdir) / f"{name}.log")  # fmt: skip
+            server.start(timeout=300)
+            stack.callback(server.stop)
+            clients[name] = stack.enter_context(PlatesClient(server.url))
+        for manifest in args.manifests:
+            photos = load_manifest(manifest)
+            print(f"\n-- {manifest}: {len(photos)} photos")
+            for name, client in clients.items():
+                served = [client.recognize(photo.image.read_bytes()) for photo in photos]
+                for floor in args.score_floors or [0.0]:
+                    predictions = [[plate for plate in plates if plate.score >= floor] for plates in served]
+                    report = evaluate(photos, predictions)
+                    print(f"  {name:10} {format_summary(report)}" + (f" | boxes scored >= {floor:g}" if floor else ""))
+                    print(f"  {'':10} all plates: {found_and_read(report)}")
+                    wide = evaluate([not_small(photo) for photo in photos], predictions)
+                    print(f"  {'':10} plates at least {SMALL_WIDTH:g} px wide: {found_and_read(wide)}")
+        files = [photo.image.read_bytes() for photo in load_manifest(args.manifests[0])]
+        print_times(f"served, over {args.manifests[0]}'s {len(files)} photos", in_turns(clients, files, args.rounds))
+        print_times("served, a 1920x1080 frame with no plate", in_turns(clients, [no_plate], 20 * args.rounds))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
