@@ -1,14 +1,15 @@
 """Detectors against each other, in one run, end to end through the served pipeline (issue 37's figures).
 
     poetry run python benchmarks/compare_detectors.py NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF]]] ... [--manifests M ...]
-    poetry run python benchmarks/compare_detectors.py main=runs/compare/main_plate_detector.pt:608:onnx \\
-        int8=runs/compare/main_plate_detector.pt:608:onnx-int8
+    poetry run python benchmarks/compare_detectors.py main=weights/plate_detector.pt:608:onnx \\
+        int8=weights/plate_detector.pt:608:onnx-int8
 
 Each candidate is a detector's weights (a one-class or two-class Ultralytics checkpoint), the inference size it is
 served at, its runtime (`format`) and its confidence threshold (defaults: the config's). It gets a model repository
 of its own: model_repository/'s configs, STN and LPRNet (so build it first), its detector exported to ONNX as the
 build exports it. FORMAT `onnx-int8` serves that export quantized to INT8 (plates.quantization, calibrated on 64 of
-`--calibration`'s training photos at the candidate's size) in its place. Every candidate's Triton server runs at once, and then:
+`--calibration`'s training photos at the candidate's size) in its place. Every candidate's Triton server runs at
+once, and then:
 - each manifest is scored as `plates eval --url` scores it (its summary line, and recall and reading of the plates
   found among those with a text), and again on its plates at least 40 px wide alone (SMALL_WIDTH: rendered two-line
   plates go down to 9 px, unreadable to anyone);
@@ -134,10 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     no_plate = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 90])[1].tobytes()
     with tempfile.TemporaryDirectory(prefix="plates-detectors-") as workdir, ExitStack() as stack:
         clients = {}
-        photos = calibration_photos(args.calibration)
+        calibration = calibration_photos(args.calibration)
         for name, weights, settings in args.candidates:
             repository = Path(workdir) / name
-            build(weights, settings, repository, photos)
+            build(weights, settings, repository, calibration)
             server = LocalServer(repository, http_port=free_port(), grpc_port=free_port(), metrics_port=free_port(),
                                  log_file=Path(workdir) / f"{name}.log")  # fmt: skip
             server.start(timeout=300)

@@ -53,11 +53,10 @@ from typing import Any, Protocol, Sequence
 
 from plates.exceptions import InvalidInputError
 from plates.misreads import Misreads, nearest
-from plates.photos import read_image
+from plates.photos import image_files, read_image
 
 IOU_THRESHOLD = 0.5
 SMALL_WIDTH = 40.0  # pixels: a labelled plate narrower than this is "small"
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 
 Box = tuple[float, float, float, float]
 
@@ -264,8 +263,7 @@ def _load_yolo_images(root: Path, folders: list[Path], split: str) -> list[Label
     for folder in folders:
         if not folder.is_dir():
             raise InvalidInputError(f'YOLO split "{split}": no image folder {folder}')
-        images = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
-        for image in images:
+        for image in image_files(folder):
             photos.append(load_yolo_photo(root, image))
     if not photos:
         raise InvalidInputError(f'YOLO split "{split}": no images in {", ".join(str(f) for f in folders)}')

@@ -14,6 +14,14 @@ import torch
 from plates.decoding import decode_image
 from plates.exceptions import InvalidInputError
 
+# What a folder's photos are named: every caller that takes a folder of photos takes these.
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
+
+
+def image_files(folder: Path) -> list[Path]:
+    """The photo files of `folder` (IMAGE_SUFFIXES, any case), in name order."""
+    return sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
+
 
 def read_photo(path: str | Path) -> bytes:
     """The file's bytes, or InvalidInputError naming `path` and why it cannot be read."""

@@ -15,10 +15,12 @@ from typing import Iterator, Sequence
 import cv2
 import numpy as np
 
+from plates.photos import image_files
+
 
 def calibration_photos(folder: Path, count: int = 64, seed: int = 0) -> list[Path]:
     """`count` photos of `folder`, drawn with `seed`: the same ones for the same folder."""
-    photos = sorted(p for p in folder.iterdir() if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
+    photos = image_files(folder)
     random.Random(seed).shuffle(photos)
     return photos[:count]
 

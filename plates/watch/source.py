@@ -20,11 +20,10 @@ import cv2
 import numpy as np
 
 from plates.exceptions import InvalidInputError, SourceUnavailableError
-from plates.photos import read_image
+from plates.photos import IMAGE_SUFFIXES, image_files, read_image
 
 log = logging.getLogger(__name__)
 
-IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"}
 STREAM_SCHEMES = ("rtsp://", "rtsps://", "http://", "https://", "udp://", "tcp://", "rtmp://", "srt://")
 OPEN_TIMEOUT_MS = 10_000
 READ_TIMEOUT_MS = 10_000
@@ -45,7 +44,7 @@ class FolderSource:
     live = False
 
     def __init__(self, folder: Path, fps: float) -> None:
-        self.paths = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+        self.paths = image_files(folder)
         if not self.paths:
             raise InvalidInputError(f"{folder}: no images ({', '.join(sorted(IMAGE_SUFFIXES))}) in this folder")
         self.fps = fps
