@@ -13,7 +13,9 @@ share 2 cores), which a served model, alone in its stub, does not suffer.
 
     poetry run python benchmarks/compare_detector_formats.py [--formats onnx] [--photos 5] [--rounds 10]
 
-Any Ultralytics export format runs if its package is installed (openvino is not a dependency: pip install it).
+Any Ultralytics export format runs if its package is installed. (The service runs OpenVINO on the ONNX export,
+plates.openvino_session; `--formats openvino` times Ultralytics' own OpenVINO export, whose converter sends OpenVINO's
+telemetry unless opted out.)
 """
 
 from __future__ import annotations

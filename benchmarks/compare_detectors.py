@@ -1,11 +1,11 @@
 """Detectors against each other, in one run, end to end through the served pipeline (issue 37's figures).
 
-    poetry run python benchmarks/compare_detectors.py NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF]]] ... [--manifests M ...]
+    poetry run python benchmarks/compare_detectors.py NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION]]]] ... [--manifests M ...]
     poetry run python benchmarks/compare_detectors.py main=weights/plate_detector.pt:608:onnx \\
         int8=weights/plate_detector.pt:608:onnx-int8
 
 Each candidate is a detector's weights (a one-class or two-class Ultralytics checkpoint), the inference size it is
-served at, its runtime (`format`) and its confidence threshold (defaults: the config's). It gets a model repository
+served at, its runtime (`format`), its confidence threshold and OpenVINO's precision (defaults: the config's). It gets a model repository
 of its own: model_repository/'s configs, STN and LPRNet (so build it first), its detector exported to ONNX as the
 build exports it. FORMAT `onnx-int8` serves that export quantized to INT8 (plates.quantization, calibrated on 64 of
 `--calibration`'s training photos at the candidate's size) in its place. Every candidate's Triton server runs at
@@ -49,16 +49,16 @@ MANIFESTS = [SHARED / "e2e.json", SHARED / "detect", SHARED / "val_texts.json", 
 
 def candidate(text: str) -> tuple[str, Path, dict[str, str]]:
     name, _, rest = text.partition("=")
-    weights, imgsz, format, conf, *extra = rest.split(":") + [""] * 3
+    weights, imgsz, format, conf, precision, *extra = rest.split(":") + [""] * 4
     if not name or not Path(weights).is_file() or (imgsz and not imgsz.isdigit()) or any(extra):
-        raise argparse.ArgumentTypeError(f"{text!r}: NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF]]], WEIGHTS a file, IMGSZ "
+        raise argparse.ArgumentTypeError(f"{text!r}: NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION]]]], WEIGHTS a file, IMGSZ "
                                          "pixels")
     if format and format != INT8:
         try:
             detector_format(format)
         except ValueError as error:
             raise argparse.ArgumentTypeError(f"{text!r}: FORMAT {error}, or {INT8}") from error
-    settings = {"imgsz": imgsz, "format": format, "conf": conf}
+    settings = {"imgsz": imgsz, "format": format, "conf": conf, "precision": precision}
     return name, Path(weights), {key: value for key, value in settings.items() if value}
 
 
@@ -118,7 +118,7 @@ def print_times(what: str, times: dict[str, list[float]]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("candidates", nargs="+", type=candidate, help="NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF]]]")
+    parser.add_argument("candidates", nargs="+", type=candidate, help="NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION]]]]")
     parser.add_argument("--manifests", nargs="+", default=[str(m) for m in MANIFESTS],
                         help="plates eval manifests; latency on the first's photos")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3, help="timed passes")

@@ -16,14 +16,25 @@ os.environ.setdefault("YOLO_OFFLINE", "1")
 MIN_BOX_SIDE = 2.0
 
 # The runtimes the `yolo` model can run the detector on (its config parameter `format`), and the file each reads
-# from the model version folder, as convert/build_model_repository.py writes them.
-DETECTOR_FILES = {"onnx": "plate_detector.onnx", "torch": "plate_detector.pt"}
+# from the model version folder, as convert/build_model_repository.py writes them: OpenVINO and ONNX Runtime both
+# read the ONNX export.
+DETECTOR_FILES = {"openvino": "plate_detector.onnx", "onnx": "plate_detector.onnx", "torch": "plate_detector.pt"}
+CPU_ONLY = ("openvino", "onnx")  # the runtimes whose installed builds run on the CPU only
+# The precisions OpenVINO may run the detector at (config parameter `precision`); the other runtimes run f32.
+PRECISIONS = ("f32", "bf16")
 
 
 def detector_format(text: str) -> str:
     """A config value naming a detector runtime: one of DETECTOR_FILES."""
     if text not in DETECTOR_FILES:
         raise ValueError(f"must be one of {', '.join(DETECTOR_FILES)}")
+    return text
+
+
+def inference_precision(text: str) -> str:
+    """A config value naming the detector's precision: one of PRECISIONS."""
+    if text not in PRECISIONS:
+        raise ValueError(f"must be one of {', '.join(PRECISIONS)}")
     return text
 
 
@@ -112,8 +123,13 @@ class PlateDetector:
         device: str = "cpu",
         settings: DetectorSettings = DetectorSettings(),
         threads: int = 0,
+        runtime: str = "onnx",
+        precision: str = "f32",
     ):
-        """`threads`: how many threads ONNX Runtime runs the detector on (0: one per core)."""
+        """`threads`: how many threads the runtime runs an ONNX detector on (0: one per core); `runtime`: which runs
+        it, "onnx" (ONNX Runtime) or "openvino"; `precision`: OpenVINO's (PRECISIONS), the others' is f32."""
+        if precision != "f32" and runtime != "openvino":
+            raise ValueError(f"precision '{precision}' is for format 'openvino' only; format '{runtime}' runs f32")
         from ultralytics import YOLO
 
         self.model = YOLO(str(weights), task="detect")
@@ -124,21 +140,29 @@ class PlateDetector:
         # image's user. A private temporary folder, removed with the detector, takes it instead.
         self._scratch = tempfile.TemporaryDirectory(prefix="plates-yolo-")
         if Path(weights).suffix == ".onnx":
-            self._sleep_when_idle(Path(weights), threads)
+            self._own_session(Path(weights), threads, runtime, precision)
 
-    def _sleep_when_idle(self, weights: Path, threads: int) -> None:
-        """Give Ultralytics' predictor an ONNX Runtime session whose threads sleep between runs.
+    def _own_session(self, weights: Path, threads: int, runtime: str, precision: str) -> None:
+        """Give Ultralytics' predictor a session of our own making: OpenVINO's (plates.openvino_session), or ONNX
+        Runtime's with threads that sleep between runs.
 
-        Ultralytics makes its session with the default options, whose threads spin on the cores for a while after
-        every run: in the server that is CPU time taken from the STN and LPRNet working on the same photo's plates.
-        The predictor makes its backend on its first call, so a blank photo is detected first."""
+        Ultralytics makes an ONNX Runtime session with the default options, whose threads spin on the cores for a
+        while after every run: in the server that is CPU time taken from the STN and LPRNet working on the same
+        photo's plates. The predictor makes its backend on its first call, so a blank photo is detected first."""
+        if runtime not in CPU_ONLY:
+            raise ValueError(f"an ONNX detector runs on {' or '.join(CPU_ONLY)}, not {runtime!r}")
+        self.detect(np.zeros((32, 32, 3), np.uint8))
+        backend = self.model.predictor.model
+        if runtime == "openvino":
+            from plates.openvino_session import OpenVINOSession
+
+            backend.session = OpenVINOSession(weights, threads, precision)
+            return
         import onnxruntime
 
-        self.detect(np.zeros((32, 32, 3), np.uint8))
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        backend = self.model.predictor.model
         backend.session = onnxruntime.InferenceSession(str(weights), options, providers=["CPUExecutionProvider"])
 
     def detect(self, image: np.ndarray) -> Detections:

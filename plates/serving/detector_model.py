@@ -8,7 +8,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from plates.detection import DETECTOR_FILES, Detections, DetectorSettings, PlateDetector, detector_format
+from plates.detection import (
+    CPU_ONLY,
+    DETECTOR_FILES,
+    Detections,
+    DetectorSettings,
+    PlateDetector,
+    detector_format,
+    inference_precision,
+)
 from plates.exceptions import ModelConfigError
 from plates.images import check_image
 from plates.recognition.crops import prepare_crops, variants
@@ -32,10 +40,11 @@ class DetectorModel:
         config.tensor("output", "output__2", "TYPE_FP32", [-1])
         self.device = device
         format = config.parameter("format", detector_format)
-        if format == "onnx" and device.type != "cpu":
-            # ONNX Runtime's CPU build is the one installed: Ultralytics would pip-install onnxruntime-gpu here.
+        if format in CPU_ONLY and device.type != "cpu":
+            # The CPU builds of ONNX Runtime and OpenVINO are the ones installed: Ultralytics would pip-install
+            # onnxruntime-gpu here.
             raise ModelConfigError(
-                f"model 'yolo': format 'onnx' runs on the CPU only; set parameter 'format' to 'torch' for {device}"
+                f"model 'yolo': format '{format}' runs on the CPU only; set parameter 'format' to 'torch' for {device}"
             )
         weights = Path(version_folder) / DETECTOR_FILES[format]
         if not weights.is_file():
@@ -53,7 +62,12 @@ class DetectorModel:
             config.parameter("crop_vertical_pads", float_list), config.parameter("crop_horizontal_margins", float_list)
         )
         threads = config.parameter("threads", nonnegative_int, default=0)
-        self.detector = PlateDetector(weights, device=str(device), settings=settings, threads=threads)
+        precision = config.parameter("precision", inference_precision, default="f32")
+        try:
+            self.detector = PlateDetector(weights, device=str(device), settings=settings, threads=threads,
+                                          runtime=format, precision=precision)
+        except ValueError as error:
+            raise ModelConfigError(f"model 'yolo': {error}") from error
 
     def detect(self, image: torch.Tensor) -> tuple[np.ndarray, Detections]:
         """The photo (HWC BGR uint8, on any device) as checked host pixels, and its plates."""

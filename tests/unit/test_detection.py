@@ -129,9 +129,9 @@ def test_same_boxes_matches_one_to_one_at_the_threshold():
 def test_detector_format_names_the_runtimes_the_build_makes():
     from plates.detection import detector_format
 
-    assert detector_format("onnx") == "onnx" and detector_format("torch") == "torch"
-    with pytest.raises(ValueError, match="must be one of onnx, torch"):
-        detector_format("openvino")
+    assert [detector_format(name) for name in ("openvino", "onnx", "torch")] == ["openvino", "onnx", "torch"]
+    with pytest.raises(ValueError, match="must be one of openvino, onnx, torch"):
+        detector_format("engine")
 
 
 def test_the_onnx_detector_runs_on_the_threads_asked_which_sleep_when_idle():
@@ -142,3 +142,73 @@ def test_the_onnx_detector_runs_on_the_threads_asked_which_sleep_when_idle():
     options = detector.model.predictor.model.session.get_session_options()
     assert options.intra_op_num_threads == 1
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
+@pytest.fixture(scope="module")
+def onnx_and_openvino(samples):
+    """ONNX Runtime's boxes and OpenVINO's, f32 and bf16, on car.jpg and the first 10 val photos."""
+    import cv2
+
+    from plates.detection import PlateDetector
+    from plates.evaluation import load_yolo
+    from plates.export import DEFAULT_REPOSITORY
+
+    onnx = DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx"
+    photos = [samples / "car.jpg", *(p.image for p in load_yolo(samples.parent / "detect")[:10])]
+    images = [cv2.imread(str(photo)) for photo in photos]
+    detectors = {"onnx": PlateDetector(onnx), "f32": PlateDetector(onnx, runtime="openvino"),
+                 "bf16": PlateDetector(onnx, runtime="openvino", precision="bf16")}
+    return photos, {name: [detector.detect(image) for image in images] for name, detector in detectors.items()}
+
+
+def test_openvino_in_f32_finds_onnx_runtimes_boxes_and_scores(onnx_and_openvino):
+    photos, found = onnx_and_openvino
+    assert sum(map(len, found["onnx"])) >= len(photos)
+    for photo, reference, openvino in zip(photos, found["onnx"], found["f32"]):
+        assert len(reference) == len(openvino), photo.name
+        np.testing.assert_allclose(openvino.boxes, reference.boxes, atol=0.01, err_msg=photo.name)
+        np.testing.assert_allclose(openvino.scores, reference.scores, atol=1e-4, err_msg=photo.name)
+
+
+def test_openvino_in_bf16_finds_the_same_plates(onnx_and_openvino):
+    from plates.detection import same_boxes
+
+    photos, found = onnx_and_openvino
+    for photo, reference, bf16 in zip(photos, found["onnx"], found["bf16"]):
+        matched, in_reference, in_bf16, _ = same_boxes(reference, bf16, threshold=0.9)
+        assert matched == in_reference == in_bf16, f"{photo.name}: {matched} of {in_reference}, {in_bf16} in bf16"
+
+
+def test_the_openvino_detector_runs_at_the_precision_and_on_the_threads_asked():
+    from plates.detection import PlateDetector
+    from plates.export import DEFAULT_REPOSITORY
+
+    onnx = DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx"
+    for precision in ("f32", "bf16"):
+        detector = PlateDetector(onnx, threads=1, runtime="openvino", precision=precision)
+        compiled = detector.model.predictor.model.session.compiled
+        assert compiled.get_property("INFERENCE_NUM_THREADS") == 1
+        assert compiled.get_property("INFERENCE_PRECISION_HINT").to_string() == precision
+    with pytest.raises(ValueError, match="precision 'bf16' is for format 'openvino' only"):
+        PlateDetector(onnx, runtime="onnx", precision="bf16")
+
+
+def test_openvino_runs_the_detector_without_its_telemetry():
+    # OpenVINO's package sends usage data when imported unless the user opted out (plates.openvino_session). A fresh
+    # process, in which any use of the telemetry client is recorded; where it is kept from being imported, the
+    # client that is recorded is never used.
+    script = """
+import numpy as np
+import openvino_telemetry
+import sys
+used = []
+openvino_telemetry.Telemetry.__init__ = lambda self, *args, **kwargs: used.append(args or kwargs)
+del sys.modules["openvino_telemetry"]
+from plates.detection import PlateDetector
+from plates.export import DEFAULT_REPOSITORY
+detector = PlateDetector(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx", runtime="openvino")
+detector.detect(np.zeros((64, 64, 3), np.uint8))
+print("telemetry used:", used)
+"""
+    result = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True, timeout=300)
+    assert result.stdout.strip().splitlines()[-1] == "telemetry used: []"

@@ -35,9 +35,10 @@ def load_yolo(load_adapter, folder, config=None, instance_kind="CPU"):
     )
 
 
-def with_format(format):
+def with_format(format, precision="f32"):
     config = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))
     config["parameters"]["format"] = {"string_value": format}
+    config["parameters"]["precision"] = {"string_value": precision}
     return json.dumps(config)
 
 
@@ -45,7 +46,7 @@ def outputs_of(response):
     return {t.name(): t.numpy() for t in response.output_tensors}
 
 
-@pytest.mark.parametrize("format", ["onnx", "torch"])
+@pytest.mark.parametrize("format", ["openvino", "onnx", "torch"])
 def test_yolo_answers_crops_boxes_and_scores_that_agree(load_adapter, pb_utils, yolo_repository, samples, format):
     import cv2
 
@@ -125,14 +126,25 @@ def test_yolo_refuses_a_config_with_an_invalid_threshold(load_adapter, yolo_repo
 
 
 def test_yolo_refuses_a_format_the_build_does_not_make(load_adapter, yolo_repository):
-    refusal = r"model 'yolo': parameter 'format' = 'openvino' is not a valid detector_format"
+    refusal = r"model 'yolo': parameter 'format' = 'engine' is not a valid detector_format"
     with pytest.raises(Exception, match=refusal):
-        load_yolo(load_adapter, yolo_repository, with_format("openvino"))
+        load_yolo(load_adapter, yolo_repository, with_format("engine"))
 
 
-def test_yolo_refuses_onnx_on_a_gpu_instance(load_adapter, yolo_repository):
-    with pytest.raises(Exception, match=r"model 'yolo': format 'onnx' runs on the CPU only; set parameter 'format'"):
-        load_yolo(load_adapter, yolo_repository, with_format("onnx"), instance_kind="GPU")
+@pytest.mark.parametrize("format", ["openvino", "onnx"])
+def test_yolo_refuses_a_cpu_runtime_on_a_gpu_instance(load_adapter, yolo_repository, format):
+    refusal = rf"model 'yolo': format '{format}' runs on the CPU only; set parameter 'format'"
+    with pytest.raises(Exception, match=refusal):
+        load_yolo(load_adapter, yolo_repository, with_format(format), instance_kind="GPU")
+
+
+def test_yolo_refuses_a_precision_its_runtime_does_not_have(load_adapter, yolo_repository):
+    refusal = r"model 'yolo': parameter 'precision' = 'f16' is not a valid inference_precision: must be one of f32"
+    with pytest.raises(Exception, match=refusal):
+        load_yolo(load_adapter, yolo_repository, with_format("openvino", "f16"))
+    refusal = r"model 'yolo': precision 'bf16' is for format 'openvino' only; format 'onnx' runs f32"
+    with pytest.raises(Exception, match=refusal):
+        load_yolo(load_adapter, yolo_repository, with_format("onnx", "bf16"))
 
 
 def test_served_detector_format_is_onnx():
