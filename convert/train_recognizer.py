@@ -8,7 +8,9 @@
 Real plates: the labels of labels/*.json (convert/read_by_eye.py), those read with every character certain; a
 two-line plate is read with its rows side by side (plates.recognition.crops.side_by_side), as are the synthetic
 two-line plates (plates.training.dataset.TWO_LINE_SHARE of them). Each text belongs to one split (plates.training.real_plates.split_of): train, val (read after each
-epoch) or test (never read here: `convert/read_by_eye.py manifest` makes it a `plates eval` manifest). No label may
+epoch) or test (never read here: `convert/read_by_eye.py manifest` makes it a `plates eval` manifest). With
+--scenes, the two-line plates rendered into the detector's training scenes (convert/make_scenes.py) are cut as served
+too and mixed into the real crops, and those of its val scenes are read after each epoch. No label may
 be of a photo e2e.json lists or of detect/images/val: the run stops if one is. Synthetic plates are rendered with
 ../shared/fonts/GOST-R-50577-93.ttf. Everything is seeded; generated sets are cached in --out.
 """
@@ -27,8 +29,9 @@ from plates.export import load_network
 from plates.nets import LPRNet, SpatialTransformer
 from plates.training.augment import ENLARGE_SHARE
 from plates.training.by_eye import load_labels
-from plates.training.dataset import CropSet, background_photos, real_set, synthetic_set
+from plates.training.dataset import CropSet, background_photos, mixed, real_set, synthetic_set
 from plates.training.real_plates import check_trainable, held_out_looks, held_out_photos, real_plates, split_of
+from plates.training.scene_set import rendered_plates
 from plates.training.trainer import TrainSettings, load_checkpoint, train, validate
 from plates.weights import PROJECT_ROOT, find_weights, sha256_of
 
@@ -65,6 +68,10 @@ def datasets(args) -> tuple[CropSet, CropSet, dict[str, CropSet]]:
           f"{len(plates) - len(train_plates) - len(val_plates)} held out for testing", flush=True)
     backgrounds = background_photos(args.detect, args.e2e)
     real = cached(out / "real.npz", lambda: real_set(train_plates, args.real_cuts, args.seed))
+    if args.scenes:
+        rendered = cached(out / "scenes.npz", lambda: real_set(rendered_plates(args.scenes, "train"),
+                                                                 args.scene_cuts, args.seed + 3))
+        real = mixed([real, rendered], args.seed)
     synthetic = cached(out / "synthetic.npz", lambda: synthetic_set(args.synthetic, args.seed, backgrounds,
                                                                       enlarge_share=args.enlarge_share))
     validations = {
@@ -72,6 +79,9 @@ def datasets(args) -> tuple[CropSet, CropSet, dict[str, CropSet]]:
         "real-val-aug": cached(out / "real_val_aug.npz", lambda: real_set(val_plates, 4, args.seed + 2)),
         "synthetic-val": cached(out / "synthetic_val.npz", lambda: synthetic_set(2000, args.seed + 1, backgrounds)),
     }
+    if args.scenes:
+        validations["two-line-val"] = cached(out / "scenes_val.npz", lambda: real_set(
+            rendered_plates(args.scenes, "val"), 1, args.seed + 4, augment=False))
     return real, synthetic, validations
 
 
@@ -146,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--enlarge-share", type=float, default=ENLARGE_SHARE,
                         help="share of synthetic plates made as a small photo enlarged to the frame")
     parser.add_argument("--real-cuts", type=int, default=12, help="augmented cuts of each real plate")
+    parser.add_argument("--scenes", type=Path, help="a scene set (convert/make_scenes.py) whose rendered two-line "
+                        "plates are trained on (its train split) and read after each epoch (its val split)")
+    parser.add_argument("--scene-cuts", type=int, default=4, help="augmented cuts of each rendered two-line plate")
     parser.add_argument("--real-per-epoch", type=int, default=TrainSettings.real_per_epoch,
                         help="real crops an epoch takes, in turn (0: all)")
     parser.add_argument("--pretrained", action="store_true", help="validate: the reference weights, not a checkpoint")

@@ -40,6 +40,15 @@ class CropSet:
             return cls(data["images"], [str(t) for t in data["texts"]])
 
 
+def mixed(sets: list[CropSet], seed: int) -> CropSet:
+    """The sets' crops together in one seeded order, so that any run of them (an epoch's turn) holds each set's
+    share."""
+    images = np.concatenate([data.images for data in sets])
+    texts = [text for data in sets for text in data.texts]
+    order = np.random.default_rng(seed).permutation(len(texts))
+    return CropSet(images[order], [texts[i] for i in order])
+
+
 def to_tensor(images: np.ndarray) -> torch.Tensor:
     """[N, 24, 94, 3] BGR uint8 to the recognizer's input, as plates.recognition.crops.normalize makes it."""
     return torch.from_numpy(np.ascontiguousarray(scale_pixels(images).transpose(0, 3, 1, 2)))

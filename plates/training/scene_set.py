@@ -29,6 +29,7 @@ import numpy as np
 import yaml
 from PIL import Image
 
+from plates.training.real_plates import RealPlate
 from plates.training.scenes import CLASS_NAMES, TWO_LINE, Photo, Scene, ScenePlate, closeup, pasted_scene, yolo_rows
 
 SPLITS = ("train", "val")
@@ -152,3 +153,15 @@ def _write_manifests(out: Path, records: list[dict], val_photos: Sequence[Photo]
     for name, manifest in manifests.items():
         (out / name).write_text(json.dumps(manifest, indent=1))
     (out / "val_photos.txt").write_text("".join(f"{photo.path}\n" for photo in val_photos))
+
+
+def rendered_plates(out: Path, split: str = "train", cls: int = TWO_LINE) -> list[RealPlate]:
+    """The rendered plates of class `cls` pasted into the `split` scenes of the set at `out`, with their texts, as
+    plates a recognizer can be trained on (plates.training.dataset.real_set cuts them as served). Only pasted scenes'
+    plates: a photo's own and a close-up's are real, and those are read by eye (labels/), not here."""
+    records = json.loads((out / "scenes.json").read_text())
+    lines = 2 if cls == TWO_LINE else 1
+    return [RealPlate(str(out / record["image"]), tuple(plate["box"]), plate["text"], lines)
+            for record in records
+            if record["kind"] == "pasted" and record["image"].startswith(f"images/{split}/")
+            for plate in record["plates"] if plate["class"] == cls and plate["text"]]

@@ -236,6 +236,10 @@ def test_write_scene_set_writes_a_yolo_set_and_manifests_val_from_val_photos_onl
     two_line = load_json_manifest(out / "val_two_line.json")
     assert two_line and all(plate.text for photo in two_line for plate in photo.plates)
     assert (out / "val_photos.txt").read_text() == f"{splits['val'][0].path}\n"
+    rendered = scene_set.rendered_plates(out, "train")
+    assert rendered and all(plate.lines == 2 and plate.text and "/images/train/pasted_" in plate.image
+                            for plate in rendered)
+    assert all("/images/val/" in plate.image for plate in scene_set.rendered_plates(out, "val"))
     first = {p.name: p.read_bytes() for p in sorted((out / "images" / "train").glob("pasted_*"))}
     scene_set.write_scene_set(splits, tmp_path / "again", counts, seed=0, log=lambda line: None)
     again = {p.name: p.read_bytes() for p in sorted((tmp_path / "again" / "images" / "train").glob("pasted_*"))}
