@@ -117,7 +117,7 @@ def set_parameter(config: Path, key: str, value: str) -> None:
 
 
 def set_detector_format(repository: Path, format: str) -> None:
-    """Set the `yolo` model's parameter `format` (onnx, torch): the GPU image runs the detector in PyTorch."""
+    """Set the `yolo` model's parameter `format` (openvino, onnx, torch): the GPU image runs the detector in PyTorch."""
     set_parameter(repository / "yolo" / "config.pbtxt", "format", detector_format(format))
 
 

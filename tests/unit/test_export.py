@@ -40,9 +40,9 @@ def test_set_detector_format_switches_the_yolo_model_and_nothing_else(tmp_path):
     before = (repository / "yolo" / "config.pbtxt").read_text()
     set_detector_format(repository, "torch")
     after = (repository / "yolo" / "config.pbtxt").read_text()
-    assert 'key: "format", value: { string_value: "onnx" }' in before
-    assert after == before.replace('string_value: "onnx"', 'string_value: "torch"')
-    with pytest.raises(ValueError, match="must be one of onnx, torch"):
+    assert 'key: "format", value: { string_value: "openvino" }' in before
+    assert after == before.replace('string_value: "openvino"', 'string_value: "torch"')
+    with pytest.raises(ValueError, match="must be one of openvino, onnx, torch"):
         set_detector_format(repository, "engine")
 
 

@@ -147,7 +147,9 @@ def test_yolo_refuses_a_precision_its_runtime_does_not_have(load_adapter, yolo_r
         load_yolo(load_adapter, yolo_repository, with_format("onnx", "bf16"))
 
 
-def test_served_detector_format_is_onnx():
-    # docs/performance.md's figures are measured with ONNX on the CPU; the GPU build sets torch (plates.export).
+def test_served_detector_runs_on_openvino_in_f32():
+    # docs/performance.md's figures are measured with OpenVINO in f32 on the CPU; the GPU build sets torch
+    # (plates.export).
     parameters = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))["parameters"]
-    assert parameters["format"]["string_value"] == "onnx"
+    assert parameters["format"]["string_value"] == "openvino"
+    assert parameters["precision"]["string_value"] == "f32"
