@@ -10,7 +10,8 @@ two-line plate is read with its rows side by side (plates.recognition.crops.side
 two-line plates (plates.training.dataset.TWO_LINE_SHARE of them). Each text belongs to one split (plates.training.real_plates.split_of): train, val (read after each
 epoch) or test (never read here: `convert/read_by_eye.py manifest` makes it a `plates eval` manifest). With
 --scenes, the two-line plates rendered into the detector's training scenes (convert/make_scenes.py) are cut as served
-too and mixed into the real crops, and those of its val scenes are read after each epoch. No label may
+too and mixed into the real crops, and those of its val scenes are read after each epoch (all, and those at least
+SMALL_WIDTH px wide). No label may
 be of a photo e2e.json lists or of detect/images/val: the run stops if one is. Synthetic plates are rendered with
 ../shared/fonts/GOST-R-50577-93.ttf. Everything is seeded; generated sets are cached in --out.
 """
@@ -25,6 +26,7 @@ import cv2
 import numpy as np
 import torch
 
+from plates.evaluation import SMALL_WIDTH
 from plates.export import load_network
 from plates.nets import LPRNet, SpatialTransformer
 from plates.training.augment import ENLARGE_SHARE
@@ -79,9 +81,13 @@ def datasets(args) -> tuple[CropSet, CropSet, dict[str, CropSet]]:
         "real-val-aug": cached(out / "real_val_aug.npz", lambda: real_set(val_plates, 4, args.seed + 2)),
         "synthetic-val": cached(out / "synthetic_val.npz", lambda: synthetic_set(2000, args.seed + 1, backgrounds)),
     }
-    if args.scenes:
-        validations["two-line-val"] = cached(out / "scenes_val.npz", lambda: real_set(
-            rendered_plates(args.scenes, "val"), 1, args.seed + 4, augment=False))
+    if args.scenes:  # read as served, from the plate's own box: all of them, and those a reader could read
+        two_line = rendered_plates(args.scenes, "val")
+        wide = [plate for plate in two_line if plate.box[2] - plate.box[0] >= SMALL_WIDTH]
+        validations["two-line-val"] = cached(out / "scenes_val.npz",
+                                             lambda: real_set(two_line, 1, args.seed + 4, augment=False))
+        validations[f"two-line-val-{SMALL_WIDTH:g}px"] = cached(
+            out / "scenes_val_wide.npz", lambda: real_set(wide, 1, args.seed + 4, augment=False))
     return real, synthetic, validations
 
 
