@@ -12,6 +12,7 @@ one (openvino.tools.ovc.telemetry_stub) takes its place, and the ONNX file is re
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 from dataclasses import dataclass
@@ -21,6 +22,16 @@ import numpy as np
 
 # One photo at a time, as fast as it can be; precision ("f32", "bf16") is the caller's.
 CONFIG = {"PERFORMANCE_HINT": "LATENCY"}
+
+
+@functools.lru_cache(maxsize=1)
+def _core():
+    """The process's one OpenVINO Core. A second Core, once both were freed, left the process to crash on its next
+    SIGINT (a Ctrl-C: tests/unit/test_detection.py); one Core is also what OpenVINO asks of an application."""
+    sys.modules.setdefault("openvino_telemetry", None)  # an import of a module that is None raises ImportError
+    import openvino
+
+    return openvino.Core()
 
 
 @dataclass(frozen=True)
@@ -33,10 +44,7 @@ class OpenVINOSession:
 
     def __init__(self, onnx: Path, threads: int = 0, precision: str = "f32") -> None:
         """`threads`: how many threads OpenVINO runs the model on (0: its default, one per core)."""
-        sys.modules.setdefault("openvino_telemetry", None)  # an import of a module that is None raises ImportError
-        import openvino
-
-        core = openvino.Core()
+        core = _core()
         config = dict(CONFIG, INFERENCE_PRECISION_HINT=precision)
         if threads:
             config["INFERENCE_NUM_THREADS"] = threads

@@ -212,3 +212,26 @@ print("telemetry used:", used)
 """
     result = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True, timeout=300)
     assert result.stdout.strip().splitlines()[-1] == "telemetry used: []"
+
+
+def test_a_process_that_ran_openvino_detectors_survives_ctrl_c():
+    # Two OpenVINO Cores, once freed, left the process to crash on its next SIGINT (plates.openvino_session._core).
+    script = """
+import gc, signal, threading
+import numpy as np
+from plates.export import DEFAULT_REPOSITORY
+from plates.openvino_session import OpenVINOSession
+sessions = [OpenVINOSession(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx", threads=1) for _ in range(2)]
+for session in sessions:
+    session.run(None, {"images": np.zeros((1, 3, 64, 64), np.float32)})
+del sessions, session
+gc.collect()
+threading.Timer(0.3, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT)).start()
+try:
+    while not threading.Event().wait(0.5):
+        pass
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert (result.returncode, result.stdout.strip()) == (0, "interrupted"), result.stderr[-2000:]
