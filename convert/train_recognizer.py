@@ -115,6 +115,10 @@ def run_training(args) -> int:
         stn, lprnet = SpatialTransformer(), LPRNet(wide=args.wide)
     else:  # a checkpoint of an earlier run: this one goes on from its networks
         stn, lprnet = load_checkpoint(Path(args.init))
+        if args.wide and not lprnet.architecture["wide"]:  # the same layers: its weights, 39 frames
+            wide = LPRNet(wide=True)
+            wide.load_state_dict(lprnet.state_dict())
+            lprnet = wide
     settings = TrainSettings(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                              synthetic_per_epoch=args.synthetic_per_epoch, real_per_epoch=args.real_per_epoch,
                              seed=args.seed)
@@ -153,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "runs" / "recognizer")
     parser.add_argument("--sheet", type=Path, default=PROJECT_ROOT / "docs" / "recognizer.sheet.png")
     parser.add_argument("--init", default="pretrained", help="pretrained, scratch, or a checkpoint (last.pt) to go on from")
-    parser.add_argument("--wide", action="store_true", help="an LPRNet of 39 frames, not 18 (plates.nets.lprnet)")
+    parser.add_argument("--wide", action="store_true",
+                        help="an LPRNet of 39 frames, not 18 (plates.nets.lprnet); from --init of 18, its weights")
     parser.add_argument("--epochs", type=int, default=TrainSettings.epochs)
     parser.add_argument("--batch-size", type=int, default=TrainSettings.batch_size)
     parser.add_argument("--lr", type=float, default=TrainSettings.lr)
