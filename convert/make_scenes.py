@@ -1,11 +1,11 @@
 """Make the detector's training scenes: rendered plates, one-line and two-line, drawn into real photos, and real
 plates cut into close-ups (plates.training.scenes); a YOLO dataset with manifests (plates.training.scene_set).
 
-    python convert/make_scenes.py write [--scenes 4000] [--closeups 1000]   # runs/scenes: the data set
-    python convert/make_scenes.py sheet                                      # runs/scenes/sheet_*.png: a look at it
-    python convert/make_scenes.py plates                                     # runs/scenes/two_line_plates.png
-    python convert/make_scenes.py closeups ../shared/data/e2e.json          # runs/closeups: a close-up of each
-                                                                             # labelled plate, and its manifest
+    python convert/make_scenes.py write [--scenes 4000] [--closeups 1000] [--backgrounds 0]  # runs/scenes: the set
+    python convert/make_scenes.py sheet                                     # runs/scenes/sheet_*.png: a look at it
+    python convert/make_scenes.py plates                                    # runs/scenes/two_line_plates.png
+    python convert/make_scenes.py closeups ../shared/data/e2e.json         # runs/closeups: a close-up of each
+                                                                            # labelled plate, and its manifest
 
 Photos: ../shared/data/detect/images/train (less e2e.json's photos and copies of held-out ones) and
 ../shared/data/rfplates/scenes (CC BY 4.0: credit test-aomwr and Roboflow Universe wherever weights trained on it
@@ -29,7 +29,7 @@ from plates.recognition.crops import CROP_HEIGHT, CROP_WIDTH, SERVED_VARIANTS, c
 from plates.training import synthetic
 from plates.training.by_eye import load_labels
 from plates.training.scene_set import Counts, counts_of, write_scene_set
-from plates.training.scenes import TWO_LINE, load_photos, split_photos
+from plates.training.scenes import EXTRA_PLATES, TWO_LINE, load_photos, split_photos
 from plates.weights import PROJECT_ROOT
 
 SHARED = PROJECT_ROOT.parent / "shared" / "data"
@@ -44,12 +44,12 @@ def write(args) -> int:
     started = time.perf_counter()
     photos = load_photos(args.detect, args.rfplates, args.e2e, labels, SHARED, log=lambda line: print(line, flush=True))
     splits = split_photos(photos, args.val_share)
-    counts = counts_of(Counts(args.scenes, args.closeups), args.val_share)
+    counts = counts_of(Counts(args.scenes, args.closeups, args.backgrounds), args.val_share)
     print(f"photos: {len(splits['train'])} train, {len(splits['val'])} val ({time.perf_counter() - started:.0f} s)",
           flush=True)
     started = time.perf_counter()
     records = write_scene_set(splits, args.out, counts, args.seed, args.processes, originals=not args.no_originals,
-                              log=lambda line: print(line, flush=True))
+                              extra_plates=args.extra_plates, log=lambda line: print(line, flush=True))
     seconds = time.perf_counter() - started
     made = sum(record["kind"] != "photo" for record in records)
     print(f"wrote {args.out}: {made} scenes in {seconds:.0f} s ({seconds / max(made, 1) * 1000:.0f} ms a scene, "
@@ -76,8 +76,10 @@ def sheet(args) -> int:
     orange, rendered two-line magenta."""
     records = json.loads((args.out / "scenes.json").read_text())
     rng = np.random.default_rng(args.seed)
-    for kind in ("pasted", "closeup"):
+    for kind in ("pasted", "closeup", "background"):
         chosen = [r for r in records if r["kind"] == kind]
+        if not chosen:
+            continue
         chosen = [chosen[i] for i in sorted(rng.choice(len(chosen), min(12, len(chosen)), replace=False))]
         tiles = []
         for record in chosen:
@@ -151,8 +153,9 @@ def closeups(args) -> int:
         entries.append({"image": name, "plates": [{"box": [float(v) for v in p.box], "text": p.text}
                                                   for p in scene.plates]})
     (out / "closeups.json").write_text(json.dumps(entries, indent=1))
-    print(f"wrote {out / 'closeups.json'}: {len(entries)} close-ups, {sum(p['text'] is not None for e in entries for p in e['plates'])} "
-          f"texts ({skipped} photos whose plates are all narrower than the minimum left out)")
+    texts = sum(p["text"] is not None for entry in entries for p in entry["plates"])
+    print(f"wrote {out / 'closeups.json'}: {len(entries)} close-ups, {texts} texts ({skipped} photos whose plates are "
+          "all narrower than the minimum left out)")
     return 0
 
 
@@ -168,6 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="where to write (runs/scenes; closeups: runs/closeups)")
     parser.add_argument("--scenes", type=int, default=4000, help="pasted scenes, train and val together")
     parser.add_argument("--closeups", type=int, default=1000, help="close-ups, train and val together")
+    parser.add_argument("--backgrounds", type=int, default=0,
+                        help="windows beside a plate that show none (empty labels), train and val together")
+    parser.add_argument("--extra-plates", type=int, default=EXTRA_PLATES,
+                        help="at most this many rendered plates a pasted scene draws where no plate is")
     parser.add_argument("--val-share", type=float, default=0.1, help="of photo groups (and of scenes) for val")
     parser.add_argument("--no-originals", action="store_true", help="leave the photos themselves out of the set")
     parser.add_argument("--labels", type=Path, nargs="*", default=LABELS, help="plates read by eye (labels/*.json)")

@@ -3,7 +3,8 @@ data.yaml) of pasted scenes and close-ups (plates.training.scenes), with every p
 it is (a link to it, its labels with their classes), and manifests `plates eval` reads.
 
 Files, under the output folder:
-- images/<split>/pasted_NNNNNN.jpg, closeup_NNNNNN.jpg, photo_<name> (a link), and labels/<split>/<same stem>.txt;
+- images/<split>/pasted_NNNNNN.jpg, closeup_NNNNNN.jpg, background_NNNNNN.jpg, photo_<name> (a link), and
+  labels/<split>/<same stem>.txt (empty for a background);
 - data.yaml: the two splits and the class names; `path` is the folder's absolute path;
 - scenes.json: every image, its kind, the photo it comes from, and each plate's box, class, text and style;
 - val.json, val_two_line.json, val_closeups.json: `plates eval` manifests of the val images (every plate with its
@@ -30,11 +31,22 @@ import yaml
 from PIL import Image
 
 from plates.training.real_plates import RealPlate
-from plates.training.scenes import CLASS_NAMES, TWO_LINE, Photo, Scene, ScenePlate, closeup, pasted_scene, yolo_rows
+from plates.training.scenes import (
+    CLASS_NAMES,
+    EXTRA_PLATES,
+    TWO_LINE,
+    Photo,
+    Scene,
+    ScenePlate,
+    background,
+    closeup,
+    pasted_scene,
+    yolo_rows,
+)
 
 SPLITS = ("train", "val")
-KINDS = ("pasted", "closeup")
-JPEG_QUALITY = {"pasted": 92, "closeup": 95}
+KINDS = ("pasted", "closeup", "background")
+JPEG_QUALITY = {"pasted": 92, "closeup": 95, "background": 95}
 CHUNK = 50  # scenes a worker writes at a time
 TRIES = 1000  # photos tried for one scene before giving up (a close-up needs a plate wide enough)
 
@@ -43,23 +55,31 @@ TRIES = 1000  # photos tried for one scene before giving up (a close-up needs a 
 class Counts:
     pasted: int
     closeups: int
+    backgrounds: int = 0
+
+    def of(self, kind: str) -> int:
+        return {"pasted": self.pasted, "closeup": self.closeups, "background": self.backgrounds}[kind]
 
 
 def counts_of(total: Counts, val_share: float) -> dict[str, Counts]:
     """How many of each kind each split gets: val `val_share` of them, train the rest."""
-    val = Counts(round(total.pasted * val_share), round(total.closeups * val_share))
-    return {"train": Counts(total.pasted - val.pasted, total.closeups - val.closeups), "val": val}
+    val = Counts(*(round(total.of(kind) * val_share) for kind in KINDS))
+    return {"train": Counts(*(total.of(kind) - val.of(kind) for kind in KINDS)), "val": val}
 
 
-def scene_at(photos: Sequence[Photo], kind: str, split: str, index: int, seed: int) -> Scene:
+def scene_at(photos: Sequence[Photo], kind: str, split: str, index: int, seed: int,
+             extra_plates: int = EXTRA_PLATES) -> Scene:
     """Scene `index` of `kind` in `split`: photos drawn from its generator until one gives one."""
     rng = np.random.default_rng([seed, SPLITS.index(split), KINDS.index(kind), index])
     for _ in range(TRIES):
         photo = photos[int(rng.integers(len(photos)))]
-        scene = pasted_scene(photo, rng) if kind == "pasted" else closeup(photo, rng)
+        if kind == "pasted":
+            scene = pasted_scene(photo, rng, extra_plates=extra_plates)
+        else:
+            scene = closeup(photo, rng) if kind == "closeup" else background(photo, rng)
         if scene is not None:
             return scene
-    raise ValueError(f"no {kind} scene from {TRIES} photos of {split}: no plate is wide enough for a close-up")
+    raise ValueError(f"no {kind} scene from {TRIES} photos of {split}: no plate leaves room for one")
 
 
 def _record(image: str, kind: str, source: Path, plates: Sequence[ScenePlate]) -> dict:
@@ -95,12 +115,14 @@ _JOB: dict = {}  # what the workers share: set before forking
 def _write_chunk(chunk: tuple[str, str, int, int]) -> list[dict]:
     split, kind, start, stop = chunk
     photos, out, seed = _JOB["photos"][split], _JOB["out"], _JOB["seed"]
-    return [_write_scene(out, split, f"{kind}_{index:06d}", scene_at(photos, kind, split, index, seed))
+    return [_write_scene(out, split, f"{kind}_{index:06d}", scene_at(photos, kind, split, index, seed,
+                                                                   _JOB["extra_plates"]))
             for index in range(start, stop)]
 
 
 def write_scene_set(splits: dict[str, list[Photo]], out: Path, counts: dict[str, Counts], seed: int,
-                    processes: int = 1, originals: bool = True, log: Callable[[str], None] = print) -> list[dict]:
+                    processes: int = 1, originals: bool = True, extra_plates: int = EXTRA_PLATES,
+                    log: Callable[[str], None] = print) -> list[dict]:
     """Write the set (the module says what) and return its records. A set written before in `out` (its scenes.json
     says so) is replaced whole; ValueError where `out` holds images of anything else."""
     out = Path(out)
@@ -112,10 +134,9 @@ def write_scene_set(splits: dict[str, list[Photo]], out: Path, counts: dict[str,
     for folder in ("images", "labels"):
         for split in SPLITS:
             (out / folder / split).mkdir(parents=True, exist_ok=True)
-    _JOB.update(photos=splits, out=out, seed=seed)
-    chunks = [(split, kind, start, min(start + CHUNK, number))
-              for split in SPLITS for kind, number in zip(KINDS, (counts[split].pasted, counts[split].closeups))
-              for start in range(0, number, CHUNK)]
+    _JOB.update(photos=splits, out=out, seed=seed, extra_plates=extra_plates)
+    chunks = [(split, kind, start, min(start + CHUNK, counts[split].of(kind)))
+              for split in SPLITS for kind in KINDS for start in range(0, counts[split].of(kind), CHUNK)]
     records: list[dict] = []
     if processes > 1:
         with multiprocessing.get_context("fork").Pool(processes) as pool:

@@ -20,12 +20,17 @@ side turned away now and then), lit as the photo: its dark and light levels mapp
 covers (or, elsewhere, to the neighbourhood's, its light level somewhat brighter or darker), its colour cast the
 photo's; blurred as much as the photo's real plates are (the Gaussian blur that gives a rendered plate the
 edges of the real one it covers, `edge_blur`: blur in pixels is the camera's and the rescaling's, much the same
-across a frame), with the photo's noise. A real plate left in place keeps its class; its lines are read by eye where labels
-say (labels/*.json), else it is one-line.
+across a frame), with the photo's noise. A real plate left in place keeps its class; its lines are read by eye where
+labels say (labels/*.json), else it is one-line.
 
 A close-up: a window of the photo around a real plate (at least CLOSEUP_MIN_WIDTH px wide) such that the plate
 fills 30 to 60 % of its width, 1 to 1.8 times as wide as tall; other plates it would cut are avoided where it can,
 and are labelled where most of them shows.
+
+A background: a window of the photo beside one of its real plates (above it, where the grille, badge and lettering
+are, or to a side, where the lights are), 1.5 to 4 times the plate's width, that shows no plate: the real negatives
+a detector trained on pasted scenes lacks, which drew boxes on lettering, badges, grilles and lights. Its label file
+is empty.
 
 Everything is drawn from generator (seed, split, kind, index): a scene is the same whichever process draws it.
 """
@@ -65,6 +70,11 @@ LARGEST = 0.5  # of the photo's width: the widest
 CLOSEUP_FILL = (0.3, 0.6)  # of the close-up's width the plate fills
 CLOSEUP_ASPECT = (1.0, 1.8)  # the close-up's width over its height
 CLOSEUP_MIN_WIDTH = 60  # px: narrower plates, enlarged to a close-up, show no more than they do
+BACKGROUND_SCALE = (1.5, 4.0)  # the background window's width over its plate's
+# of a plate's width and height its box is grown by before a window must miss it: boxes drawn tight to the
+# characters leave the plate's rim outside them
+BACKGROUND_MARGIN = 0.3
+BACKGROUND_MIN_SIDE = 48  # px: a window clipped to less than this is not taken
 VISIBLE = 0.6  # a plate a window cuts is labelled when this much of its box shows
 BLURS = (0.0, 0.5, 0.8, 1.2, 1.7, 2.4, 3.2, 4.5)  # Gaussian sigmas (px) tried to match a real plate's edges
 
@@ -93,7 +103,7 @@ class Scene:
     image: np.ndarray
     plates: list[ScenePlate]
     source: Path
-    kind: str  # "pasted" or "closeup"
+    kind: str  # "pasted", "closeup" or "background"
 
 
 # Photos, and their split
@@ -451,7 +461,8 @@ def closeup(photo: Photo, rng: np.random.Generator, fill: tuple[float, float] = 
     if not fits:
         return None
     chosen = fits[int(rng.integers(len(fits)))]
-    x1, y1, x2, y2 = max(0.0, chosen.box[0]), max(0.0, chosen.box[1]), min(width, chosen.box[2]), min(height, chosen.box[3])
+    x1, y1 = max(0.0, chosen.box[0]), max(0.0, chosen.box[1])
+    x2, y2 = min(width, chosen.box[2]), min(height, chosen.box[3])
     plate_width, plate_height = x2 - x1, y2 - y1
     share = rng.uniform(max(fill[0], plate_width / width), fill[1])
     window_width = min(float(width), plate_width / share)
@@ -475,6 +486,38 @@ def closeup(photo: Photo, rng: np.random.Generator, fill: tuple[float, float] = 
                    min(plate.box[2], right) - left, min(plate.box[3], bottom) - top)
             plates.append(ScenePlate(box, plate.lines, plate.text))
     return Scene(np.ascontiguousarray(image[top:bottom, left:right]), plates, photo.path, "closeup")
+
+
+def background(photo: Photo, rng: np.random.Generator, scale: tuple[float, float] = BACKGROUND_SCALE,
+               tries: int = 10) -> Scene | None:
+    """A window of the photo beside one of its plates that shows none (the module says how); None where `tries`
+    windows all touch a plate or the frame leaves too little of them."""
+    if not photo.plates:
+        return None
+    image = _read(photo.path)
+    height, width = image.shape[:2]
+    boxes = [p.box for p in photo.plates]
+    for _ in range(tries):
+        x1, y1, x2, y2 = photo.plates[int(rng.integers(len(photo.plates)))].box
+        window_width = (x2 - x1) * rng.uniform(*scale)
+        window_height = window_width / rng.uniform(*CLOSEUP_ASPECT)
+        gap = (y2 - y1) * rng.uniform(0.4, 0.8)
+        side = rng.choice(("above", "left", "right"), p=(0.6, 0.2, 0.2))
+        if side == "above":
+            left = (x1 + x2) / 2 - window_width * rng.uniform(0.3, 0.7)
+            top = y1 - gap - window_height
+        else:
+            left = x1 - gap - window_width if side == "left" else x2 + gap
+            top = (y1 + y2) / 2 - window_height * rng.uniform(0.3, 0.7)
+        left, top = max(0.0, left), max(0.0, top)
+        right, bottom = min(float(width), left + window_width), min(float(height), top + window_height)
+        window = (left, top, right, bottom)
+        touches = any(_overlaps(box, [window], BACKGROUND_MARGIN) for box in boxes)
+        if min(right - left, bottom - top) < BACKGROUND_MIN_SIDE or touches:
+            continue
+        left, top, right, bottom = (round(v) for v in (left, top, right, bottom))
+        return Scene(np.ascontiguousarray(image[top:bottom, left:right]), [], photo.path, "background")
+    return None
 
 
 def _visible(box: Sequence[float], window: Sequence[float]) -> float:

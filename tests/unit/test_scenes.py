@@ -201,6 +201,28 @@ def test_closeup_cuts_a_window_the_plate_fills_30_to_60_percent_of_with_the_phot
     assert scenes.closeup(photo, np.random.default_rng(0), min_width=200) is None
 
 
+def test_background_is_a_window_beside_a_plate_that_shows_no_plate(tmp_path):
+    boxes = ((250, 250, 370, 280), (420, 200, 480, 215))
+    photo = _photo(tmp_path, "street.png", 0, boxes=boxes)
+    original = cv2.imread(str(photo.path))
+    found = 0
+    for seed in range(30):
+        scene = scenes.background(photo, np.random.default_rng(seed))
+        if scene is None:
+            continue
+        found += 1
+        assert scene.plates == [] and scene.kind == "background"
+        assert min(scene.image.shape[:2]) >= scenes.BACKGROUND_MIN_SIDE
+        # The photo's own pixels, at a place no plate's box reaches.
+        match = cv2.matchTemplate(original, scene.image, cv2.TM_SQDIFF)
+        top, left = np.unravel_index(int(match.argmin()), match.shape)
+        height, width = scene.image.shape[:2]
+        assert np.array_equal(original[top : top + height, left : left + width], scene.image)
+        assert not any(x1 < left + width and left < x2 and y1 < top + height and top < y2 for x1, y1, x2, y2 in boxes)
+    assert found >= 20
+    assert scenes.background(_photo(tmp_path, "bare.png", 1, boxes=()), np.random.default_rng(0)) is None
+
+
 def test_yolo_rows_normalise_boxes_to_the_image_and_give_each_its_class():
     plates = [scenes.ScenePlate((10, 20, 110, 40)), scenes.ScenePlate((200, 100, 260, 140), lines=2)]
     assert scenes.yolo_rows(plates, 400, 200) == ("0 0.150000 0.150000 0.250000 0.100000\n"
@@ -217,10 +239,12 @@ def test_write_scene_set_writes_a_yolo_set_and_manifests_val_from_val_photos_onl
     splits = {"train": [_photo(photos, f"t{i}.jpg", i) for i in range(3)],
               "val": [_photo(photos, "v0.jpg", 10, lines=2, text="A001AA77")]}
     out = tmp_path / "set"
-    counts = scene_set.counts_of(scene_set.Counts(pasted=10, closeups=5), val_share=0.2)
-    assert counts["val"] == scene_set.Counts(2, 1) and counts["train"] == scene_set.Counts(8, 4)
+    counts = scene_set.counts_of(scene_set.Counts(pasted=10, closeups=5, backgrounds=5), val_share=0.2)
+    assert counts["val"] == scene_set.Counts(2, 1, 1) and counts["train"] == scene_set.Counts(8, 4, 4)
     records = scene_set.write_scene_set(splits, out, counts, seed=0, log=lambda line: None)
     assert sorted(r["kind"] for r in records).count("photo") == 4
+    backgrounds = [r for r in records if r["kind"] == "background"]
+    assert len(backgrounds) == 5 and all(r["plates"] == [] for r in backgrounds)
     for record in records:
         image = out / record["image"]
         assert image.is_file()
@@ -230,9 +254,9 @@ def test_write_scene_set_writes_a_yolo_set_and_manifests_val_from_val_photos_onl
             assert Path(record["source"]) == splits["val"][0].path
     spec = yaml.safe_load((out / "data.yaml").read_text())
     assert spec["names"] == {0: "plate", 1: "two-line plate"} and spec["val"] == "images/val"
-    assert len(load_yolo(out / "data.yaml", split="val")) == 4  # 2 pasted, 1 close-up, the photo itself
+    assert len(load_yolo(out / "data.yaml", split="val")) == 5  # 2 pasted, a close-up, a background, the photo
     val = load_json_manifest(out / "val.json")
-    assert len(val) == 4
+    assert len(val) == 5
     two_line = load_json_manifest(out / "val_two_line.json")
     assert two_line and all(plate.text for photo in two_line for plate in photo.plates)
     assert (out / "val_photos.txt").read_text() == f"{splits['val'][0].path}\n"
