@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n-- {manifest}: {len(photos)} photos")
             for name, client in clients.items():
                 served = [client.recognize(photo.image.read_bytes()) for photo in photos]
-                for floor in args.score_floors or [0.0]:
+                for floor in dict.fromkeys([0.0, *args.score_floors]):
                     predictions = [[plate for plate in plates if plate.score >= floor] for plates in served]
                     report = evaluate(photos, predictions)
                     print(f"  {name:10} {format_summary(report)}" + (f" | boxes scored >= {floor:g}" if floor else ""))
