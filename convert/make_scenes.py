@@ -28,7 +28,7 @@ import numpy as np
 from plates.recognition.crops import CROP_HEIGHT, CROP_WIDTH, SERVED_VARIANTS, cut_crops, side_by_side
 from plates.training import synthetic
 from plates.training.by_eye import load_labels
-from plates.training.scene_set import Counts, counts_of, write_scene_set
+from plates.training.scene_set import KINDS, Counts, counts_of, write_scene_set
 from plates.training.scenes import EXTRA_PLATES, TWO_LINE, load_photos, split_photos
 from plates.weights import PROJECT_ROOT
 
@@ -76,7 +76,7 @@ def sheet(args) -> int:
     orange, rendered two-line magenta."""
     records = json.loads((args.out / "scenes.json").read_text())
     rng = np.random.default_rng(args.seed)
-    for kind in ("pasted", "closeup", "background"):
+    for kind in KINDS:
         chosen = [r for r in records if r["kind"] == kind]
         if not chosen:
             continue

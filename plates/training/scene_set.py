@@ -73,10 +73,8 @@ def scene_at(photos: Sequence[Photo], kind: str, split: str, index: int, seed: i
     rng = np.random.default_rng([seed, SPLITS.index(split), KINDS.index(kind), index])
     for _ in range(TRIES):
         photo = photos[int(rng.integers(len(photos)))]
-        if kind == "pasted":
-            scene = pasted_scene(photo, rng, extra_plates=extra_plates)
-        else:
-            scene = closeup(photo, rng) if kind == "closeup" else background(photo, rng)
+        scene = (pasted_scene(photo, rng, extra_plates=extra_plates) if kind == "pasted"
+                 else {"closeup": closeup, "background": background}[kind](photo, rng))
         if scene is not None:
             return scene
     raise ValueError(f"no {kind} scene from {TRIES} photos of {split}: no plate leaves room for one")
