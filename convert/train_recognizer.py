@@ -6,14 +6,15 @@
     python convert/train_recognizer.py export                # weights/plates_stn.pt, weights/plates_lprnet.pt
 
 Real plates: the labels of labels/*.json (convert/read_by_eye.py), those read with every character certain; a
-two-line plate is read with its rows side by side (plates.recognition.crops.side_by_side), as are the synthetic
-two-line plates (plates.training.dataset.TWO_LINE_SHARE of them). Each text belongs to one split (plates.training.real_plates.split_of): train, val (read after each
-epoch) or test (never read here: `convert/read_by_eye.py manifest` makes it a `plates eval` manifest). With
---scenes, the two-line plates rendered into the detector's training scenes (convert/make_scenes.py) are cut as served
-too and mixed into the real crops, and those of its val scenes are read after each epoch (all, and those at least
-SMALL_WIDTH px wide). No label may
-be of a photo e2e.json lists or of detect/images/val: the run stops if one is. Synthetic plates are rendered with
-../shared/fonts/GOST-R-50577-93.ttf. Everything is seeded; generated sets are cached in --out.
+two-line plate is read with its rows side by side in one crop (plates.recognition.crops.side_by_side), as are the
+synthetic two-line plates (plates.training.dataset.TWO_LINE_SHARE of them); --two-line rows reads each row apart
+(plates.recognition.rows). Each text belongs to one split (plates.training.real_plates.split_of): train, val (read after each epoch)
+or test (never read here: `convert/read_by_eye.py manifest` makes it a `plates eval` manifest). With --scenes, the
+two-line plates rendered into the detector's training scenes (convert/make_scenes.py) are cut as served too and
+mixed into the real crops, and those of its val scenes are read after each epoch (all, and those at least
+SMALL_WIDTH px wide). No label may be of a photo e2e.json lists or of detect/images/val: the run stops if one is.
+Synthetic plates are rendered with ../shared/fonts/GOST-R-50577-93.ttf. Everything is seeded; generated sets are
+cached in --out.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import torch
 from plates.evaluation import SMALL_WIDTH
 from plates.export import load_network
 from plates.nets import LPRNet, SpatialTransformer
+from plates.recognition.crops import TWO_LINE_LAYOUTS
 from plates.training.augment import ENLARGE_SHARE
 from plates.training.by_eye import load_labels
 from plates.training.dataset import CropSet, background_photos, mixed, real_set, synthetic_set
@@ -69,25 +71,29 @@ def datasets(args) -> tuple[CropSet, CropSet, dict[str, CropSet]]:
     print(f"real plates read by eye: {len(train_plates)} to train on, {len(val_plates)} to validate, "
           f"{len(plates) - len(train_plates) - len(val_plates)} held out for testing", flush=True)
     backgrounds = background_photos(args.detect, args.e2e)
-    real = cached(out / "real.npz", lambda: real_set(train_plates, args.real_cuts, args.seed))
+    layout = args.two_line
+    real = cached(out / "real.npz", lambda: real_set(train_plates, args.real_cuts, args.seed, layout=layout))
     if args.scenes:
         rendered = cached(out / "scenes.npz", lambda: real_set(rendered_plates(args.scenes, "train"),
-                                                                 args.scene_cuts, args.seed + 3))
+                                                                 args.scene_cuts, args.seed + 3, layout=layout))
         real = mixed([real, rendered], args.seed)
     synthetic = cached(out / "synthetic.npz", lambda: synthetic_set(args.synthetic, args.seed, backgrounds,
-                                                                      enlarge_share=args.enlarge_share))
+                                                                      enlarge_share=args.enlarge_share, layout=layout))
     validations = {
-        "real-val": cached(out / "real_val.npz", lambda: real_set(val_plates, 1, args.seed + 1, augment=False)),
-        "real-val-aug": cached(out / "real_val_aug.npz", lambda: real_set(val_plates, 4, args.seed + 2)),
-        "synthetic-val": cached(out / "synthetic_val.npz", lambda: synthetic_set(2000, args.seed + 1, backgrounds)),
+        "real-val": cached(out / "real_val.npz", lambda: real_set(val_plates, 1, args.seed + 1, augment=False,
+                                                                  layout=layout)),
+        "real-val-aug": cached(out / "real_val_aug.npz", lambda: real_set(val_plates, 4, args.seed + 2,
+                                                                          layout=layout)),
+        "synthetic-val": cached(out / "synthetic_val.npz", lambda: synthetic_set(2000, args.seed + 1, backgrounds,
+                                                                                 layout=layout)),
     }
     if args.scenes:  # read as served, from the plate's own box: all of them, and those a reader could read
         two_line = rendered_plates(args.scenes, "val")
         wide = [plate for plate in two_line if plate.box[2] - plate.box[0] >= SMALL_WIDTH]
         validations["two-line-val"] = cached(out / "scenes_val.npz",
-                                             lambda: real_set(two_line, 1, args.seed + 4, augment=False))
+                                             lambda: real_set(two_line, 1, args.seed + 4, augment=False, layout=layout))
         validations[f"two-line-val-{SMALL_WIDTH:g}px"] = cached(
-            out / "scenes_val_wide.npz", lambda: real_set(wide, 1, args.seed + 4, augment=False))
+            out / "scenes_val_wide.npz", lambda: real_set(wide, 1, args.seed + 4, augment=False, layout=layout))
     return real, synthetic, validations
 
 
@@ -169,6 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--real-cuts", type=int, default=12, help="augmented cuts of each real plate")
     parser.add_argument("--scenes", type=Path, help="a scene set (convert/make_scenes.py) whose rendered two-line "
                         "plates are trained on (its train split) and read after each epoch (its val split)")
+    parser.add_argument("--two-line", choices=TWO_LINE_LAYOUTS, default="side-by-side",
+                        help="a two-line plate's input: its rows side by side in one 94x24 crop, or its rows apart, "
+                        "each a 94x24 crop, their frames read on as one text (plates.recognition.rows); serve the "
+                        "weights with yolo's two_line_layout set alike. The crops cached in --out keep the layout "
+                        "they were made with")
     parser.add_argument("--scene-cuts", type=int, default=4, help="augmented cuts of each rendered two-line plate")
     parser.add_argument("--real-per-epoch", type=int, default=TrainSettings.real_per_epoch,
                         help="real crops an epoch takes, in turn (0: all)")

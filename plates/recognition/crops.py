@@ -84,10 +84,14 @@ def normalize(crop_bgr: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(scale_pixels(resized).transpose(2, 0, 1))
 
 
-# A two-line plate's cut is read as one line, its rows side by side: the parts meet at the middle of the cut, and each
-# reaches TWO_LINE_OVERLAP (share of the cut's height) past it (side_by_side says why).
+# A two-line plate's cut is parted into its rows: the parts meet at the middle of the cut, and each reaches
+# TWO_LINE_OVERLAP (share of the cut's height) past it (side_by_side says why).
 TWO_LINE_PARTING = 0.5
 TWO_LINE_OVERLAP = 0.1
+# How the recognizer is given a two-line plate: its rows side by side in one 94x24 crop (side_by_side), or its rows
+# apart, each a 94x24 crop (rows_apart), their frames read on as one text (plates.recognition.rows). A recognizer
+# reads the layout it was trained on (convert/train_recognizer.py --two-line); docs/scenes.md compares them.
+TWO_LINE_LAYOUTS = ("side-by-side", "rows")
 
 
 def side_by_side(cut_bgr: np.ndarray, parting: float = TWO_LINE_PARTING,
@@ -104,18 +108,40 @@ def side_by_side(cut_bgr: np.ndarray, parting: float = TWO_LINE_PARTING,
     two-line plates read by eye (rfplates/scenes), cut as served, the top row ends at 0.44 to 0.49 of the cut's height
     (one's, its digits run into the plate's dark rim, at about 0.47 by eye) and the bottom row starts at 0.51 to
     0.61: whole in both parts."""
-    height = cut_bgr.shape[0]
-    upper = cut_bgr[: max(1, round((parting + overlap) * height))]
-    lower = cut_bgr[min(height - 1, round((parting - overlap) * height)) :]
+    upper, lower = row_parts(cut_bgr, parting, overlap)
     rows = max(1, round((len(upper) + len(lower)) / 2))
     width = cut_bgr.shape[1]
     parts = [cv2.resize(part, (width, rows), interpolation=cv2.INTER_AREA) for part in (upper, lower)]
     return np.concatenate(parts, axis=1)
 
 
+def row_parts(cut_bgr: np.ndarray, parting: float = TWO_LINE_PARTING,
+              overlap: float = TWO_LINE_OVERLAP) -> tuple[np.ndarray, np.ndarray]:
+    """A two-line plate's cut parted into its upper part (the top row) and lower part (the bottom row), each
+    reaching `overlap` past `parting` (side_by_side says why)."""
+    height = cut_bgr.shape[0]
+    upper = cut_bgr[: max(1, round((parting + overlap) * height))]
+    lower = cut_bgr[min(height - 1, round((parting - overlap) * height)) :]
+    return upper, lower
+
+
+def rows_apart(cut_bgr: np.ndarray) -> np.ndarray:
+    """A two-line plate's cut as two recognizer inputs, BGR uint8 at 94x24 each, laid left and right (24x188): its
+    upper and lower parts (row_parts), each resized as `normalize` resizes a one-line cut. Each row is read as a
+    one-line crop is, and the two rows' frames are read on as one text (plates.recognition.rows): every row gets the
+    recognizer's whole width, where side_by_side gives it half."""
+    return np.concatenate([cv2.resize(part, (CROP_WIDTH, CROP_HEIGHT), interpolation=cv2.INTER_CUBIC)
+                           for part in row_parts(cut_bgr)], axis=1)
+
+
 def normalize_two_line(cut_bgr: np.ndarray) -> np.ndarray:
     """A two-line plate's cut as the recognizer's CHW RGB float input: side_by_side, then normalize (94x24)."""
     return normalize(side_by_side(cut_bgr))
+
+
+def normalize_rows(cut_bgr: np.ndarray) -> np.ndarray:
+    """A two-line plate's cut as the recognizer's CHW RGB float inputs, its rows apart: 24x188 (rows_apart)."""
+    return np.ascontiguousarray(scale_pixels(rows_apart(cut_bgr)).transpose(2, 0, 1))
 
 
 @functools.lru_cache
@@ -191,11 +217,33 @@ def prepare_crops(
     boxes: np.ndarray,
     crop_variants: Sequence[CropVariant] = (CropVariant(),),
     lines: Sequence[int] | None = None,
+    layout: str = "side-by-side",
 ) -> np.ndarray:
-    """Recognizer inputs for the boxes `boxes` ([N, 4] in image pixels): [N * V, ...], the V variants of box 0 first;
-    a plate of 2 `lines` (None: every plate has 1) with its rows side by side."""
+    """Recognizer inputs for the boxes `boxes` ([N, 4] in image pixels): [N * V, 3, 24, 94 * L], the V variants of
+    box 0 first. A plate of 2 `lines` (None: every plate has 1) is laid out as `layout` says (TWO_LINE_LAYOUTS):
+    side by side in one crop (L = 1), or with its rows apart, left to right (normalize_rows, L = 2); a crop of
+    fewer rows than the widest is zero past them (plates.recognition.rows reads them: crop_rows says how many)."""
     if len(boxes) == 0:
         return np.zeros((0, 3, CROP_HEIGHT, CROP_WIDTH), dtype=np.float32)
-    rows = np.repeat(np.ones(len(boxes), np.int64) if lines is None else np.asarray(lines), len(crop_variants))
+    plate_lines = np.ones(len(boxes), np.int64) if lines is None else np.asarray(lines)
+    rows = np.repeat(crop_rows(plate_lines, layout), len(crop_variants))
     crops = cut_crops(image, boxes, crop_variants)
-    return np.stack([normalize_two_line(crop) if n == 2 else normalize(crop) for crop, n in zip(crops, rows)])
+    inputs = np.zeros((len(crops), 3, CROP_HEIGHT, CROP_WIDTH * int(rows.max())), np.float32)
+    for row, crop, n, count in zip(inputs, crops, np.repeat(plate_lines, len(crop_variants)), rows):
+        if n == 2:
+            row[..., : CROP_WIDTH * count] = normalize_rows(crop) if count == 2 else normalize_two_line(crop)
+        else:
+            row[..., :CROP_WIDTH] = normalize(crop)
+    return inputs
+
+
+def two_line_layout(text: str) -> str:
+    """A config value naming how two-line plates are given to the recognizer: one of TWO_LINE_LAYOUTS."""
+    if text not in TWO_LINE_LAYOUTS:
+        raise ValueError(f"must be one of {', '.join(TWO_LINE_LAYOUTS)}")
+    return text
+
+
+def crop_rows(lines: np.ndarray, layout: str) -> np.ndarray:
+    """How many 94x24 rows each plate of `lines` rows of characters takes in its crops, laid out as `layout`."""
+    return np.asarray(lines, np.int64) if two_line_layout(layout) == "rows" else np.ones(len(lines), np.int64)

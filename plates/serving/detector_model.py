@@ -19,7 +19,7 @@ from plates.detection import (
 )
 from plates.exceptions import ModelConfigError
 from plates.images import check_image
-from plates.recognition.crops import prepare_crops, variants
+from plates.recognition.crops import crop_rows, prepare_crops, two_line_layout, variants
 from plates.serving.model_config import (
     ModelConfig,
     float_list,
@@ -35,9 +35,10 @@ class DetectorModel:
     def __init__(self, config: ModelConfig, version_folder: Path, device: torch.device) -> None:
         config.tensor("input", "input__0", "TYPE_UINT8", [-1, -1, 3])
         config.tensor("input", "image_bytes", "TYPE_STRING", [1])
-        config.tensor("output", "output__0", "TYPE_FP32", [-1, 3, 24, 94])
+        config.tensor("output", "output__0", "TYPE_FP32", [-1, 3, 24, -1])
         config.tensor("output", "output__1", "TYPE_FP32", [-1, 4])
         config.tensor("output", "output__2", "TYPE_FP32", [-1])
+        config.tensor("output", "output__3", "TYPE_INT64", [-1])
         self.device = device
         format = config.parameter("format", detector_format)
         if format in CPU_ONLY and device.type != "cpu":
@@ -61,6 +62,7 @@ class DetectorModel:
         self.crop_variants = variants(
             config.parameter("crop_vertical_pads", float_list), config.parameter("crop_horizontal_margins", float_list)
         )
+        self.two_line_layout = config.parameter("two_line_layout", two_line_layout, default="side-by-side")
         threads = config.parameter("threads", nonnegative_int, default=0)
         precision = config.parameter("precision", inference_precision, default="f32")
         try:
@@ -75,10 +77,12 @@ class DetectorModel:
         return pixels, self.detector.detect(pixels)
 
     def cut(self, pixels: np.ndarray, detections: Detections) -> dict[str, torch.Tensor]:
-        """The model's outputs: every plate's crops (its variants one after the other), boxes and scores."""
-        crops = prepare_crops(pixels, detections.boxes, self.crop_variants, detections.lines)
+        """The model's outputs: every plate's crops (its variants one after the other), boxes, scores, and the rows
+        of 94x24 each of its crops holds."""
+        crops = prepare_crops(pixels, detections.boxes, self.crop_variants, detections.lines, self.two_line_layout)
         return {
             "output__0": torch.from_numpy(crops).to(self.device),
             "output__1": torch.from_numpy(detections.boxes).to(self.device),
             "output__2": torch.from_numpy(detections.scores).to(self.device),
+            "output__3": torch.from_numpy(crop_rows(detections.lines, self.two_line_layout)).to(self.device),
         }

@@ -14,15 +14,16 @@ import torch
 
 from plates.decoding import read_header
 from plates.exceptions import ModelConfigError, SubModelError
-from plates.recognition.ctc import Reading, read_plates, vote
+from plates.recognition.ctc import Reading, vote
+from plates.recognition.rows import join_rows, read_joined, split_rows
 from plates.serving.model_config import ModelConfig, nonnegative_int_list, positive_int, unit_float
 from plates.serving.photo_input import FILE, Photo
 
 # infer(model_name, inputs by name, output names) -> outputs by name; inputs are tensors, or a BYTES array (a file)
 Infer = Callable[[str, Mapping[str, "torch.Tensor | np.ndarray"], list[str]], dict[str, torch.Tensor]]
 
-# What the orchestrator asks of yolo: crops, boxes, scores.
-DETECTOR_OUTPUTS = ("output__0", "output__1", "output__2")
+# What the orchestrator asks of yolo: crops, boxes, scores, rows.
+DETECTOR_OUTPUTS = ("output__0", "output__1", "output__2", "output__3")
 
 
 @dataclass(frozen=True)
@@ -102,15 +103,20 @@ def in_batches(infer: Infer, model: str, batch: torch.Tensor, max_batch_size: in
     return outputs[0] if len(outputs) == 1 else torch.cat(outputs)
 
 
-def read_cuts(infer: Infer, crops: torch.Tensor, plates: int, settings: RecognitionSettings) -> list[Reading]:
-    """One reading per plate from its crops (`plates` plates, each cut the same number of ways, box by box): the
-    vote of all its cuts, or of its first look where that decides it."""
+def read_cuts(infer: Infer, crops: torch.Tensor, lines: np.ndarray, settings: RecognitionSettings) -> list[Reading]:
+    """One reading per plate from its crops (a plate of `lines` rows each, each cut the same number of ways, box by
+    box, a two-line plate's rows apart in each): the vote of all its cuts, or of its first look where that decides
+    it."""
+    plates = len(lines)
     per_plate = crops.shape[0] // plates
+    rows_of_cut = np.repeat(lines, per_plate)
 
     def read(cuts: list[int] | None) -> list[Reading]:
         chosen = crops if cuts is None else crops[torch.tensor(cuts, device=crops.device)]
-        straightened = in_batches(infer, "stn", chosen, settings.max_batch_size)
-        return read_plates(in_batches(infer, "lprnet", straightened, settings.max_batch_size).cpu().numpy())
+        rows = rows_of_cut if cuts is None else rows_of_cut[cuts]
+        straightened = in_batches(infer, "stn", split_rows(chosen, rows), settings.max_batch_size)
+        logits, frames = join_rows(in_batches(infer, "lprnet", straightened, settings.max_batch_size), rows)
+        return read_joined(logits.cpu().numpy(), frames.cpu().numpy())
 
     look = settings.first_look
     if look is None:
@@ -158,7 +164,7 @@ def recognize(photo: Photo, infer: Infer, settings: RecognitionSettings) -> Plat
     crops, boxes = detected["output__0"], detected["output__1"]
     if boxes.shape[0] == 0:
         return Plates.empty(settings.candidates)
-    readings = read_cuts(infer, crops, boxes.shape[0], settings)
+    readings = read_cuts(infer, crops, detected["output__3"].cpu().numpy(), settings)
     kept = [r.confidence >= settings.min_text_score for r in readings]
     candidate_texts, candidate_scores = pad_candidates(readings, settings.candidates)
     return Plates(

@@ -20,7 +20,7 @@ import math
 import cv2
 import numpy as np
 
-from plates.recognition.crops import CROP_HEIGHT, CROP_WIDTH, CropVariant, crop_box, cut_crops, side_by_side
+from plates.recognition.crops import CROP_HEIGHT, CROP_WIDTH, CropVariant, crop_box, cut_crops, rows_apart, side_by_side
 from plates.training.synthetic import PIXELS_PER_MM, PLATE_MM
 
 PLATE_WIDTHS = (40.0, 600.0)  # px in the frame, log-uniform
@@ -141,16 +141,19 @@ def _degrade(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return image
 
 
-def to_crop(region: np.ndarray, lines: int = 1) -> np.ndarray:
+def to_crop(region: np.ndarray, lines: int = 1, layout: str = "side-by-side") -> np.ndarray:
     """A cut resized to the recognizer's 94x24 as plates.recognition.crops.normalize resizes it, BGR uint8; a
-    two-line plate's with its rows side by side first, as normalize_two_line does."""
+    two-line plate's laid out as `layout` says: side by side in one crop first (as normalize_two_line), or its rows
+    apart, 24x188 (rows_apart, as normalize_rows)."""
+    if lines == 2 and layout == "rows":
+        return rows_apart(region)
     region = side_by_side(region) if lines == 2 else region
     return cv2.resize(region, (CROP_WIDTH, CROP_HEIGHT), interpolation=cv2.INTER_CUBIC)
 
 
 def synthetic_crop(
     plate: np.ndarray, rng: np.random.Generator, backgrounds: list[np.ndarray], enlarge_share: float = ENLARGE_SHARE,
-    lines: int = 1,
+    lines: int = 1, layout: str = "side-by-side",
 ) -> np.ndarray:
     """A flat plate (plates.training.synthetic.render_plate) of `lines` rows as the served pipeline would cut it from
     a photo. A plate narrower than type 1's 520 mm (a two-line one) is as much narrower in the frame."""
@@ -181,11 +184,11 @@ def synthetic_crop(
     if enlarge > 1:
         scene = cv2.resize(scene, size, interpolation=cv2.INTER_LINEAR)
         scene = sharpen(scene) if rng.random() < 0.5 else scene
-    return to_crop(scene, lines)
+    return to_crop(scene, lines, layout)
 
 
 def _shrunk_cut(photo: np.ndarray, box: np.ndarray, plate_width: float, rng: np.random.Generator,
-                cut, lines: int) -> np.ndarray:
+                cut, lines: int, layout: str) -> np.ndarray:
     """A real plate `plate_width` px wide in the frame, half the time shrunk (a smaller plate, down to the smallest
     of PLATE_WIDTHS), its box jittered as a detector's, cut by `cut(photo, box, variant)` with a random variant, and
     half the time lit and degraded as synthetic plates are."""
@@ -202,14 +205,16 @@ def _shrunk_cut(photo: np.ndarray, box: np.ndarray, plate_width: float, rng: np.
             factor = 4 * CROP_WIDTH / region.shape[1]
             region = cv2.resize(region, None, fx=factor, fy=factor, interpolation=cv2.INTER_AREA)
         region = _degrade(_photometric(region, rng), rng)
-    return to_crop(region, lines)
+    return to_crop(region, lines, layout)
 
 
-def real_crop(photo: np.ndarray, box: np.ndarray, rng: np.random.Generator, lines: int = 1) -> np.ndarray:
+def real_crop(photo: np.ndarray, box: np.ndarray, rng: np.random.Generator, lines: int = 1,
+              layout: str = "side-by-side") -> np.ndarray:
     """A real photo's plate of `lines` rows cut as the served pipeline would cut it (from the photo rescaled to the
     frame), augmented as `_shrunk_cut` says."""
     plate_width = float(box[2] - box[0]) * 1920 / photo.shape[1]
-    return _shrunk_cut(photo, box, plate_width, rng, lambda image, b, v: cut_crops(image, b[None], [v])[0], lines)
+    return _shrunk_cut(photo, box, plate_width, rng, lambda image, b, v: cut_crops(image, b[None], [v])[0], lines,
+                       layout)
 
 
 # A tight crop of a plate (rfplates/crops) has nothing around it to cut a pad or a margin from: its edges are
@@ -225,8 +230,8 @@ def tight_as_photo(crop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return photo, np.array([x, y, x + width, y + height], np.float32)
 
 
-def tight_crop(crop: np.ndarray, rng: np.random.Generator, lines: int = 1) -> np.ndarray:
+def tight_crop(crop: np.ndarray, rng: np.random.Generator, lines: int = 1, layout: str = "side-by-side") -> np.ndarray:
     """A tight crop of a plate of `lines` rows cut as the served pipeline cuts a plate of its size in the frame,
     augmented as `_shrunk_cut` says."""
     photo, box = tight_as_photo(crop)
-    return _shrunk_cut(photo, box, crop.shape[1], rng, crop_box, lines)
+    return _shrunk_cut(photo, box, crop.shape[1], rng, crop_box, lines, layout)

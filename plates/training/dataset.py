@@ -1,6 +1,7 @@
 """The recognizer's training and validation sets as arrays: 94x24 BGR uint8 crops (what the served pipeline
-normalizes) with their texts. Synthetic crops are drawn per index from a seeded generator, so a set is the same
-whichever process draws which part of it.
+normalizes) with their texts; in a set of two-line plates read with their rows apart, 24x188: each crop's rows left
+to right, a one-line crop's in the left half. Synthetic crops are drawn per index from a seeded generator, so a set
+is the same whichever process draws which part of it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 import torch
 
 from plates.recognition.alphabet import ALPHABET
-from plates.recognition.crops import CropVariant, crop_box, cut_crops, scale_pixels
+from plates.recognition.crops import CROP_WIDTH, CropVariant, crop_box, cut_crops, scale_pixels
 from plates.training.augment import ENLARGE_SHARE, real_crop, synthetic_crop, tight_as_photo, tight_crop, to_crop
 from plates.training.real_plates import RealPlate, training_photos
 from plates.training.synthetic import lines, random_format, random_text, random_two_line_format, render_plate
@@ -25,28 +26,49 @@ BACKGROUND_SIDE = 960  # background photos are kept at most this large: enough t
 
 @dataclass
 class CropSet:
-    images: np.ndarray  # [N, 24, 94, 3] uint8 BGR
+    images: np.ndarray  # [N, 24, 94, 3] uint8 BGR; [N, 24, 188, 3] where two-line plates' rows are apart
     texts: list[str]
+    lines: np.ndarray | None = None  # [N] int, each crop's rows of 94x24 (None: one each)
+
+    def __post_init__(self) -> None:
+        if self.lines is None:
+            self.lines = np.ones(len(self.texts), np.int64)
 
     def __len__(self) -> int:
         return len(self.texts)
 
     def save(self, path: Path) -> None:
-        np.savez(path, images=self.images, texts=np.array(self.texts))
+        np.savez(path, images=self.images, texts=np.array(self.texts), lines=self.lines)
 
     @classmethod
     def load(cls, path: Path) -> "CropSet":
         with np.load(path) as data:
-            return cls(data["images"], [str(t) for t in data["texts"]])
+            return cls(data["images"], [str(t) for t in data["texts"]], data["lines"] if "lines" in data else None)
+
+    @classmethod
+    def of(cls, crops: list[np.ndarray], texts: list[str]) -> "CropSet":
+        """Crops of one row (94 px wide) or two apart (188 px) as a set, one-line crops padded to the widest."""
+        return cls(widened(np.stack, crops), texts, np.array([crop.shape[1] // CROP_WIDTH for crop in crops]))
+
+    def take(self, rows: np.ndarray) -> tuple[np.ndarray, list[str], np.ndarray]:
+        return self.images[rows], [self.texts[i] for i in rows], self.lines[rows]
+
+
+def widened(join, arrays: list[np.ndarray]) -> np.ndarray:
+    """`join` (np.stack, np.concatenate) of crops or sets of crops, each padded on its right to the widest."""
+    width = max(array.shape[-2] for array in arrays)
+    pad = [[(0, 0)] * (array.ndim - 2) + [(0, width - array.shape[-2]), (0, 0)] for array in arrays]
+    return join([np.pad(array, p) if p[-2][1] else array for array, p in zip(arrays, pad)])
 
 
 def mixed(sets: list[CropSet], seed: int) -> CropSet:
     """The sets' crops together in one seeded order, so that any run of them (an epoch's turn) holds each set's
     share."""
-    images = np.concatenate([data.images for data in sets])
+    images = widened(np.concatenate, [data.images for data in sets])
     texts = [text for data in sets for text in data.texts]
+    lines = np.concatenate([data.lines for data in sets])
     order = np.random.default_rng(seed).permutation(len(texts))
-    return CropSet(images[order], [texts[i] for i in order])
+    return CropSet(images[order], [texts[i] for i in order], lines[order])
 
 
 def to_tensor(images: np.ndarray) -> torch.Tensor:
@@ -85,48 +107,54 @@ def _init_worker(backgrounds: list[np.ndarray]) -> None:
 TWO_LINE_SHARE = 0.15
 
 
-def synthetic_sample(seed: int, index: int, enlarge_share: float = ENLARGE_SHARE) -> tuple[np.ndarray, str]:
+def synthetic_sample(seed: int, index: int, enlarge_share: float = ENLARGE_SHARE,
+                     layout: str = "side-by-side") -> tuple[np.ndarray, str]:
     rng = np.random.default_rng([seed, index])
     style = random_two_line_format(rng) if rng.random() < TWO_LINE_SHARE else random_format(rng)
     text = random_text(style, rng)
     plate = render_plate(text, style, rng)
-    return synthetic_crop(plate, rng, _BACKGROUNDS, enlarge_share, lines(style)), text
+    return synthetic_crop(plate, rng, _BACKGROUNDS, enlarge_share, lines(style), layout), text
 
 
-def _synthetic_chunk(args: tuple[int, int, int, float]) -> list[tuple[np.ndarray, str]]:
-    seed, start, stop, enlarge_share = args
-    return [synthetic_sample(seed, index, enlarge_share) for index in range(start, stop)]
+def _synthetic_chunk(args: tuple[int, int, int, float, str]) -> list[tuple[np.ndarray, str]]:
+    seed, start, stop, enlarge_share, layout = args
+    return [synthetic_sample(seed, index, enlarge_share, layout) for index in range(start, stop)]
 
 
 def synthetic_set(
-    count: int, seed: int, backgrounds: list[np.ndarray], processes: int = 2, enlarge_share: float = ENLARGE_SHARE
+    count: int, seed: int, backgrounds: list[np.ndarray], processes: int = 2, enlarge_share: float = ENLARGE_SHARE,
+    layout: str = "side-by-side",
 ) -> CropSet:
-    """`count` synthetic crops, sample i drawn from generator (seed, i)."""
+    """`count` synthetic crops, sample i drawn from generator (seed, i); two-line plates laid out as `layout`
+    (plates.training.augment.TWO_LINE_LAYOUTS) says."""
     _init_worker(backgrounds)
-    chunks = [(seed, start, min(start + 500, count), enlarge_share) for start in range(0, count, 500)]
+    chunks = [(seed, start, min(start + 500, count), enlarge_share, layout) for start in range(0, count, 500)]
     if processes > 1:
         with multiprocessing.get_context("fork").Pool(processes) as pool:
             parts = pool.map(_synthetic_chunk, chunks)
     else:
         parts = [_synthetic_chunk(chunk) for chunk in chunks]
     samples = [sample for part in parts for sample in part]
-    return CropSet(np.stack([image for image, _ in samples]), [text for _, text in samples])
+    return CropSet.of([image for image, _ in samples], [text for _, text in samples])
 
 
 # How a plate is cut when it is read as served, unaugmented: yolo's first cut (pad 0.1, margin 0.03).
 SERVED_CUT = CropVariant(0.1, 0.03)
 
 
-def served_cut(image: np.ndarray, box: tuple[float, ...] | None, lines: int = 1) -> np.ndarray:
+def served_cut(image: np.ndarray, box: tuple[float, ...] | None, lines: int = 1,
+               layout: str = "side-by-side") -> np.ndarray:
     """The plate cut as the served pipeline's first look cuts it; `box` None: `image` is a tight crop of it."""
     if box is None:
         photo, tight = tight_as_photo(image)
-        return to_crop(crop_box(photo, tight, SERVED_CUT), lines)
-    return to_crop(cut_crops(image, np.array([box], np.float32), [SERVED_CUT])[0], lines)
+        return to_crop(crop_box(photo, tight, SERVED_CUT), lines, layout)
+    return to_crop(cut_crops(image, np.array([box], np.float32), [SERVED_CUT])[0], lines, layout)
 
 
-def real_set(plates: list[RealPlate], per_plate: int, seed: int, augment: bool = True) -> CropSet:
-    """Each plate cut `per_plate` times with random boxes, variants and looks (or once, as served, unaugmented)."""
+def real_set(plates: list[RealPlate], per_plate: int, seed: int, augment: bool = True,
+             layout: str = "side-by-side") -> CropSet:
+    """Each plate cut `per_plate` times with random boxes, variants and looks (or once, as served, unaugmented);
+    two-line plates laid out as `layout` says."""
     images, texts = [], []
     by_photo: dict[str, list[RealPlate]] = {}
     for plate in plates:
@@ -136,10 +164,11 @@ def real_set(plates: list[RealPlate], per_plate: int, seed: int, augment: bool =
         rng = np.random.default_rng([seed, number])
         for plate in its_plates:
             if not augment:
-                images.append(served_cut(image, plate.box, plate.lines))
+                images.append(served_cut(image, plate.box, plate.lines, layout))
             elif plate.box is None:
-                images += [tight_crop(image, rng, plate.lines) for _ in range(per_plate)]
+                images += [tight_crop(image, rng, plate.lines, layout) for _ in range(per_plate)]
             else:
-                images += [real_crop(image, np.array(plate.box, np.float32), rng, plate.lines) for _ in range(per_plate)]
+                box = np.array(plate.box, np.float32)
+                images += [real_crop(image, box, rng, plate.lines, layout) for _ in range(per_plate)]
             texts += [plate.text] * (per_plate if augment else 1)
-    return CropSet(np.stack(images), texts)
+    return CropSet.of(images, texts)

@@ -17,8 +17,8 @@ from torch import nn
 from tqdm import tqdm
 
 from plates.nets import LPRNet, SpatialTransformer
-from plates.recognition.ctc import read_plates
-from plates.training.dataset import CropSet, encode, to_tensor
+from plates.recognition.rows import join_rows, read_joined, split_rows
+from plates.training.dataset import CropSet, encode, to_tensor, widened
 
 
 @dataclass(frozen=True)
@@ -49,20 +49,30 @@ class Validation:
         return f"{self.name}: {self.exact}/{self.plates} = {self.accuracy:.3f}" + (f"; confused {confused}" if confused else "")
 
 
-def read_texts(stn: nn.Module, lprnet: nn.Module, images: np.ndarray, batch_size: int = 256) -> list[str]:
+def recognizer_logits(stn: nn.Module, lprnet: nn.Module, images: np.ndarray,
+                      lines: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each crop's logits, [N, classes, frames], its rows (`lines` of 94x24 apart in it) read on as one text; and
+    each crop's frame count."""
+    return join_rows(lprnet(stn(split_rows(to_tensor(images), lines))), lines)
+
+
+def read_texts(stn: nn.Module, lprnet: nn.Module, images: np.ndarray, lines: np.ndarray | None = None,
+               batch_size: int = 256) -> list[str]:
     """The constrained decoder's reading of each crop, "" where it finds no plate."""
     stn.eval(), lprnet.eval()
+    lines = np.ones(len(images), np.int64) if lines is None else lines
     texts = []
     with torch.inference_mode():
         for start in range(0, len(images), batch_size):
-            logits = lprnet(stn(to_tensor(images[start : start + batch_size]))).numpy()
-            texts += [reading.text for reading in read_plates(logits)]
+            part = slice(start, start + batch_size)
+            logits, frames = recognizer_logits(stn, lprnet, images[part], lines[part])
+            texts += [reading.text for reading in read_joined(logits.numpy(), frames.numpy())]
     return texts
 
 
 def validate(name: str, stn: nn.Module, lprnet: nn.Module, data: CropSet) -> Validation:
     result = Validation(name, len(data), 0)
-    for truth, read in zip(data.texts, read_texts(stn, lprnet, data.images)):
+    for truth, read in zip(data.texts, read_texts(stn, lprnet, data.images, data.lines)):
         result.exact += truth == read
         if truth != read and len(truth) == len(read):  # same length: the characters line up
             result.confusions.update((a, b) for a, b in zip(truth, read) if a != b)
@@ -138,12 +148,12 @@ def train(
             chosen = order[step * settings.batch_size : (step + 1) * settings.batch_size]
             real_rows = real_part[chosen[chosen < real_per_epoch]]
             synthetic_rows = synthetic_part[chosen[chosen >= real_per_epoch] - real_per_epoch]
-            images = np.concatenate([real.images[real_rows], synthetic.images[synthetic_rows]])
-            texts = [real.texts[i] for i in real_rows] + [synthetic.texts[i] for i in synthetic_rows]
-            log_probs = lprnet(stn(to_tensor(images))).permute(2, 0, 1).log_softmax(2)
-            targets, lengths = encode(texts)
-            frames = torch.full((len(texts),), log_probs.shape[0], dtype=torch.long)
-            loss = ctc(log_probs, targets, frames, lengths)
+            real_images, real_texts, real_lines = real.take(real_rows)
+            synthetic_images, synthetic_texts, synthetic_lines = synthetic.take(synthetic_rows)
+            images = widened(np.concatenate, [real_images, synthetic_images])
+            logits, frames = recognizer_logits(stn, lprnet, images, np.concatenate([real_lines, synthetic_lines]))
+            targets, lengths = encode(real_texts + synthetic_texts)
+            loss = ctc(logits.permute(2, 0, 1).log_softmax(2), targets, frames, lengths)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()

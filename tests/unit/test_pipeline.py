@@ -40,6 +40,7 @@ class FakeModels:
                 "output__0": torch.zeros(n, 3, 24, 94),
                 "output__1": torch.arange(n * 4, dtype=torch.float32).reshape(n, 4),
                 "output__2": torch.linspace(0.9, 0.5, n),
+                "output__3": torch.ones(n, dtype=torch.int64),
             }
         batch = inputs["input__0"]
         self.calls.append((model, batch.shape[0]))
@@ -122,6 +123,7 @@ def test_recognize_votes_over_the_cuts_of_each_plate():
                 answer["output__0"] = torch.zeros(6, 3, 24, 94)
                 answer["output__1"] = answer["output__1"][:2]
                 answer["output__2"] = answer["output__2"][:2]
+                answer["output__3"] = answer["output__3"][:2]
             return answer
 
     models = ThreeCuts(["B840OK197", "B840CK197", "B840CK197", "A123BC78", "", "A123BC78"])
@@ -183,6 +185,7 @@ class CutModels:
                 "output__0": crops.contiguous(),
                 "output__1": torch.zeros(self.plates, 4),
                 "output__2": torch.ones(self.plates),
+                "output__3": torch.ones(self.plates, dtype=torch.int64),
             }
         if model == "stn":
             return {"output__0": batch}
@@ -261,3 +264,41 @@ def test_the_first_look_reads_the_rest_only_of_the_plates_it_leaves_open_in_batc
 def test_a_first_look_naming_a_cut_yolo_does_not_make_is_a_config_error():
     with pytest.raises(ModelConfigError, match=r"'first_look_cuts' names cut 3, but yolo cuts each plate 3 ways"):
         recognize_cuts(CutModels([[SURE] * 3]), FirstLook((0, 3), 0.5))
+
+
+class RowModels:
+    """yolo cuts each plate twice, a two-line plate's rows apart in its 188 px crops; every row of every crop holds its
+    own number (from 1: a one-line crop is zero past its row), and lprnet reads row n as `row_texts[n]`."""
+
+    def __init__(self, plates: list[list[str]]):
+        self.lines = [len(rows) for rows in plates]
+        self.crops = torch.zeros(2 * len(plates), 3, 24, 188)
+        self.row_texts = [""]
+        for plate, rows in enumerate(plates):
+            for cut in range(2):
+                for slot, text in enumerate(rows):
+                    self.crops[2 * plate + cut, :, :, slot * 94 : (slot + 1) * 94] = len(self.row_texts)
+                    self.row_texts.append(text)
+        self.widths: set[int] = set()
+        self.rows_read = 0
+
+    def __call__(self, model, inputs, outputs):
+        batch = inputs["input__0"]
+        if model == "yolo":
+            n = len(self.lines)
+            return {"output__0": self.crops, "output__1": torch.zeros(n, 4), "output__2": torch.ones(n),
+                    "output__3": torch.tensor(self.lines)}
+        self.widths.add(batch.shape[-1])
+        if model == "stn":
+            return {"output__0": batch}
+        self.rows_read += batch.shape[0]
+        return {"output__0": torch.stack([logits_reading(self.row_texts[int(n)]) for n in batch[:, 0, 0, 0]])}
+
+
+@pytest.mark.parametrize("first_look", [None, FirstLook((0,), 0.0)])
+def test_a_two_line_plates_rows_are_read_apart_and_decoded_as_one_text(first_look):
+    models = RowModels([["A123BC77"], ["H701", "HE27"], ["8343", "AT50"]])
+    plates = recognize(PHOTO, models, RecognitionSettings(max_batch_size=4, first_look=first_look))
+    assert plates.texts == ["A123BC77", "H701HE27", "8343AT50"]
+    assert models.widths == {94}  # the recognizer sees one row at a time
+    assert models.rows_read == (5 if first_look else 10)  # 1 + 2 + 2 rows a cut

@@ -1,5 +1,5 @@
 """Two-line plates: their synthetic renderings, the texts the decoder's grammar must accept, and the recognizer's
-one-line input made of their rows."""
+inputs made of their rows: side by side in one crop, or apart."""
 
 from __future__ import annotations
 
@@ -7,9 +7,23 @@ import cv2
 import numpy as np
 import pytest
 
-from plates.recognition.crops import CROP_HEIGHT, CROP_WIDTH, normalize, normalize_two_line, side_by_side
+from plates.recognition.crops import (
+    CROP_HEIGHT,
+    CROP_WIDTH,
+    CropVariant,
+    crop_rows,
+    cut_crops,
+    normalize,
+    normalize_rows,
+    normalize_two_line,
+    prepare_crops,
+    row_parts,
+    rows_apart,
+    side_by_side,
+)
 from plates.recognition.formats import plate_format
 from plates.training import synthetic
+from plates.training.augment import to_crop
 
 needs_font = pytest.mark.skipif(not synthetic.FONT_PATH.is_file(), reason="needs ../shared/fonts")
 
@@ -100,11 +114,72 @@ def test_side_by_side_parts_reach_past_the_parting_line_by_the_overlap():
     assert (tight[:, :170] == 0).all(axis=2).any() and (tight[:, 170:] == 0).all(axis=2).any()
 
 
+def test_rows_apart_gives_each_row_a_whole_crop_left_then_right():
+    cut = _two_rows()
+    crops = rows_apart(cut)
+    assert crops.shape == (CROP_HEIGHT, 2 * CROP_WIDTH, 3) and crops.dtype == np.uint8
+    top, bottom = crops[:, :CROP_WIDTH], crops[:, CROP_WIDTH:]
+    black, grey = (top < 40).all(axis=2), (abs(top.astype(int) - 128) < 10).all(axis=2)
+    # The top row whole (rows 15-45 of the part's 0-59); of the other row, only its edge (55-59) at the bottom.
+    assert black.mean() > 0.3 and black[7:17].all(axis=0).sum() > 0.7 * CROP_WIDTH and not grey[:20].any()
+    black, grey = (bottom < 40).all(axis=2), (abs(bottom.astype(int) - 128) < 10).all(axis=2)
+    assert grey.mean() > 0.3 and grey[7:17].all(axis=0).sum() > 0.7 * CROP_WIDTH and not black[4:].any()
+    upper, lower = row_parts(cut)  # the same parts as side_by_side: rows 0-59 and 40-99
+    assert len(upper) == 60 and len(lower) == 60
+
+
+def test_to_crop_lays_two_line_plates_out_as_asked_and_one_line_plates_alike():
+    cut = _two_rows()
+    assert to_crop(cut, 2).shape == (CROP_HEIGHT, CROP_WIDTH, 3)
+    assert np.array_equal(to_crop(cut, 2, "rows"), rows_apart(cut))
+    assert np.array_equal(to_crop(cut, 1, "rows"), to_crop(cut, 1))
+
+
 def test_normalize_two_line_is_the_recognizers_input_of_the_rows_side_by_side():
     cut = _two_rows()
     tensor = normalize_two_line(cut)
     assert tensor.shape == (3, CROP_HEIGHT, CROP_WIDTH) and tensor.dtype == np.float32
     assert np.array_equal(tensor, normalize(side_by_side(cut)))
+
+
+def test_normalize_rows_is_the_recognizers_input_of_the_rows_apart():
+    cut = _two_rows()
+    tensor = normalize_rows(cut)
+    assert tensor.shape == (3, CROP_HEIGHT, 2 * CROP_WIDTH) and tensor.dtype == np.float32
+    upper, lower = row_parts(cut)
+    assert np.allclose(tensor[..., :CROP_WIDTH], normalize(upper), atol=1e-6)
+    assert np.allclose(tensor[..., CROP_WIDTH:], normalize(lower), atol=1e-6)
+
+
+@pytest.fixture
+def two_plates():
+    image = np.random.default_rng(0).integers(0, 256, (300, 400, 3), dtype=np.uint8)
+    boxes = np.array([[10, 10, 150, 50], [200, 100, 300, 170]], np.float32)
+    return image, boxes, (CropVariant(0.1, 0.03), CropVariant(0.2, 0.03))
+
+
+def test_prepare_crops_lays_a_two_line_plate_side_by_side_in_one_crop(two_plates):
+    image, boxes, variants = two_plates
+    crops = prepare_crops(image, boxes, variants, lines=[1, 2])
+    assert crops.shape == (4, 3, CROP_HEIGHT, CROP_WIDTH)
+    assert np.array_equal(crops[:2], prepare_crops(image, boxes[:1], variants))
+    cuts = cut_crops(image, boxes[1:], variants)
+    assert np.array_equal(crops[2:], np.stack([normalize_two_line(cut) for cut in cuts]))
+
+
+def test_prepare_crops_lays_a_two_line_plates_rows_apart_beside_one_line_plates(two_plates):
+    image, boxes, variants = two_plates
+    crops = prepare_crops(image, boxes, variants, lines=[1, 2], layout="rows")
+    assert crops.shape == (4, 3, CROP_HEIGHT, 2 * CROP_WIDTH)
+    one_line = prepare_crops(image, boxes[:1], variants, layout="rows")
+    assert one_line.shape == (2, 3, CROP_HEIGHT, CROP_WIDTH)  # no two-line plate: 94 px, as before
+    assert np.array_equal(crops[:2, ..., :CROP_WIDTH], one_line) and not crops[:2, ..., CROP_WIDTH:].any()
+    cuts = cut_crops(image, boxes[1:], variants)
+    assert np.array_equal(crops[2:], np.stack([normalize_rows(cut) for cut in cuts]))
+    assert crop_rows(np.array([1, 2]), "rows").tolist() == [1, 2]
+    assert crop_rows(np.array([1, 2]), "side-by-side").tolist() == [1, 1]
+    with pytest.raises(ValueError, match="must be one of side-by-side, rows"):
+        prepare_crops(image, boxes, variants, lines=[1, 2], layout="stacked")
 
 
 @needs_font

@@ -59,6 +59,7 @@ def test_yolo_answers_crops_boxes_and_scores_that_agree(load_adapter, pb_utils, 
         boxes = len(outputs["output__1"])
         assert outputs["output__0"].shape == (len(SERVED_VARIANTS) * boxes, 3, 24, 94)
         assert outputs["output__2"].shape == (boxes,)
+        assert outputs["output__3"].tolist() == [1] * boxes  # the served detector: one-line plates only
 
 
 def test_served_crop_variants_are_the_measured_defaults():
@@ -153,3 +154,28 @@ def test_served_detector_runs_on_openvino_in_f32():
     parameters = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))["parameters"]
     assert parameters["format"]["string_value"] == "openvino"
     assert parameters["precision"]["string_value"] == "f32"
+
+
+def with_layout(layout):
+    config = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))
+    config["parameters"]["two_line_layout"] = {"string_value": layout}
+    return json.dumps(config)
+
+
+def test_yolo_refuses_a_two_line_layout_it_does_not_know(load_adapter, yolo_repository):
+    refusal = r"model 'yolo': parameter 'two_line_layout' = 'stacked' is not a valid two_line_layout: must be one of"
+    with pytest.raises(Exception, match=refusal):
+        load_yolo(load_adapter, yolo_repository, with_layout("stacked"))
+
+
+@pytest.mark.parametrize(("layout", "width", "rows"), [("side-by-side", 94, [1, 1]), ("rows", 188, [1, 2])])
+def test_yolo_cuts_a_two_line_plate_in_the_layout_its_config_names(load_adapter, yolo_repository, layout, width, rows):
+    from plates.detection import Detections
+
+    adapter = load_yolo(load_adapter, yolo_repository, with_layout(layout))
+    pixels = np.random.default_rng(0).integers(0, 256, (300, 400, 3), dtype=np.uint8)
+    found = Detections(np.array([[10, 10, 150, 50], [200, 100, 300, 170]], np.float32), np.array([0.9, 0.8], np.float32),
+                       np.array([1, 2]))
+    outputs = adapter.model.cut(pixels, found)
+    assert outputs["output__0"].shape == (2 * len(SERVED_VARIANTS), 3, 24, width)
+    assert outputs["output__3"].tolist() == rows
