@@ -17,6 +17,8 @@ once, and then:
   (`--rounds` passes after a warm-up pass), so that the machine's load falls on every candidate alike: p50 and p90,
   and each one's ratio to the first candidate's;
 - a 1920x1080 frame with no plate (a photo of a cat, stretched), the same way: what `plates bench` times on it.
+`--recognizer CHECKPOINT --two-line-layout LAYOUT` has every candidate read with a recognizer not yet served, given
+two-line plates in the layout it was trained on (yolo's `two_line_layout`).
 """
 
 from __future__ import annotations
@@ -36,10 +38,19 @@ import numpy as np
 from plates.client import PlatesClient
 from plates.evaluation import SMALL_WIDTH, LabelledPhoto, Report, evaluate, format_summary, load_manifest
 from plates.detection import detector_format
-from plates.export import DEFAULT_REPOSITORY, export_detector, generated_files, is_built, set_parameter
+from plates.export import (
+    DEFAULT_REPOSITORY,
+    export_detector,
+    generated_files,
+    is_built,
+    set_parameter,
+    write_recognizer,
+)
 from plates.quantization import calibration_photos, quantize_detector
+from plates.recognition.crops import two_line_layout
 from plates.serving.model_config import positive_int_list, read_config
 from plates.server.launcher import LocalServer, free_port
+from plates.training.trainer import load_checkpoint
 
 INT8 = "onnx-int8"  # not a format the service serves: the float export quantized (plates.quantization), served as it
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -62,9 +73,12 @@ def candidate(text: str) -> tuple[str, Path, dict[str, str]]:
     return name, Path(weights), {key: value for key, value in settings.items() if value}
 
 
-def build(weights: Path, settings: dict[str, str], repository: Path, calibration: list[Path]) -> None:
+def build(weights: Path, settings: dict[str, str], repository: Path, calibration: list[Path],
+          recognizer: Path | None = None) -> None:
     detector_file = generated_files(repository)[2]
     shutil.copytree(DEFAULT_REPOSITORY, repository, ignore=shutil.ignore_patterns(detector_file.name, "*.onnx"))
+    if recognizer:
+        write_recognizer(repository, *load_checkpoint(recognizer), recognizer.parent.name)
     shutil.copyfile(weights, detector_file)
     exported = export_detector(detector_file)
     config = repository / "yolo" / "config.pbtxt"
@@ -128,6 +142,10 @@ def main(argv: list[str] | None = None) -> int:
                         "higher `conf` would find, from one pass (latency is timed at the candidates' own `conf`)")
     parser.add_argument("--calibration", type=Path, default=Path("runs/scenes/images/train"),
                         help="training photos to calibrate INT8 on (64 of them)")
+    parser.add_argument("--recognizer", type=Path, help="every candidate reads with this checkpoint of "
+                        "convert/train_recognizer.py, not the built repository's STN and LPRNet")
+    parser.add_argument("--two-line-layout", type=two_line_layout,
+                        help="yolo's two_line_layout for every candidate: the layout --recognizer was trained on")
     args = parser.parse_args(argv)
     if not is_built(DEFAULT_REPOSITORY):
         parser.error(f"{DEFAULT_REPOSITORY} is not built: python convert/build_model_repository.py")
@@ -138,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
         calibration = calibration_photos(args.calibration)
         for name, weights, settings in args.candidates:
             repository = Path(workdir) / name
-            build(weights, settings, repository, calibration)
+            layout = {"two_line_layout": args.two_line_layout} if args.two_line_layout else {}
+            build(weights, {**settings, **layout}, repository, calibration, args.recognizer)
             server = LocalServer(repository, http_port=free_port(), grpc_port=free_port(), metrics_port=free_port(),
                                  log_file=Path(workdir) / f"{name}.log")  # fmt: skip
             server.start(timeout=300)
