@@ -8,12 +8,12 @@
 Real plates: the labels of labels/*.json (convert/read_by_eye.py), those read with every character certain; a
 two-line plate is read with its rows side by side in one crop (plates.recognition.crops.side_by_side), as are the
 synthetic two-line plates (plates.training.dataset.TWO_LINE_SHARE of them); --two-line rows reads each row apart
-(plates.recognition.rows). Each text belongs to one split (plates.training.real_plates.split_of): train, val (read after each epoch)
-or test (never read here: `convert/read_by_eye.py manifest` makes it a `plates eval` manifest). With --scenes, the
-two-line plates rendered into the detector's training scenes (convert/make_scenes.py) are cut as served too and
-mixed into the real crops, and those of its val scenes are read after each epoch (all, and those at least
-SMALL_WIDTH px wide). No label may be of a photo e2e.json lists or of detect/images/val: the run stops if one is.
-Synthetic plates are rendered with ../shared/fonts/GOST-R-50577-93.ttf. Everything is seeded; generated sets are
+(plates.recognition.rows). Each text belongs to one split (plates.training.real_plates.split_of): train, val (read
+after each epoch) or test (never read here: `convert/read_by_eye.py manifest` makes it a `plates eval` manifest).
+With --scenes, the two-line plates rendered into the detector's training scenes (convert/make_scenes.py) are cut as
+served too and mixed into the real crops, and those of its val scenes are read after each epoch (all, and those at
+least SMALL_WIDTH px wide). No label may be of a photo e2e.json lists or of detect/images/val: the run stops if one
+is. Synthetic plates are rendered with ../shared/fonts/GOST-R-50577-93.ttf. Everything is seeded; generated sets are
 cached in --out.
 """
 

@@ -174,8 +174,8 @@ def test_yolo_cuts_a_two_line_plate_in_the_layout_its_config_names(load_adapter,
 
     adapter = load_yolo(load_adapter, yolo_repository, with_layout(layout))
     pixels = np.random.default_rng(0).integers(0, 256, (300, 400, 3), dtype=np.uint8)
-    found = Detections(np.array([[10, 10, 150, 50], [200, 100, 300, 170]], np.float32), np.array([0.9, 0.8], np.float32),
-                       np.array([1, 2]))
+    boxes = np.array([[10, 10, 150, 50], [200, 100, 300, 170]], np.float32)
+    found = Detections(boxes, np.array([0.9, 0.8], np.float32), np.array([1, 2]))
     outputs = adapter.model.cut(pixels, found)
     assert outputs["output__0"].shape == (2 * len(SERVED_VARIANTS), 3, 24, width)
     assert outputs["output__3"].tolist() == rows
