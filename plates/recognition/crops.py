@@ -225,15 +225,14 @@ def prepare_crops(
     fewer rows than the widest is zero past them (plates.recognition.rows reads them: crop_rows says how many)."""
     if len(boxes) == 0:
         return np.zeros((0, 3, CROP_HEIGHT, CROP_WIDTH), dtype=np.float32)
+    two_line = normalize_rows if two_line_layout(layout) == "rows" else normalize_two_line
     plate_lines = np.ones(len(boxes), np.int64) if lines is None else np.asarray(lines)
-    rows = np.repeat(crop_rows(plate_lines, layout), len(crop_variants))
     crops = cut_crops(image, boxes, crop_variants)
-    inputs = np.zeros((len(crops), 3, CROP_HEIGHT, CROP_WIDTH * int(rows.max())), np.float32)
-    for row, crop, n, count in zip(inputs, crops, np.repeat(plate_lines, len(crop_variants)), rows):
-        if n == 2:
-            row[..., : CROP_WIDTH * count] = normalize_rows(crop) if count == 2 else normalize_two_line(crop)
-        else:
-            row[..., :CROP_WIDTH] = normalize(crop)
+    normalized = [two_line(crop) if n == 2 else normalize(crop)
+                  for crop, n in zip(crops, np.repeat(plate_lines, len(crop_variants)))]
+    inputs = np.zeros((len(crops), 3, CROP_HEIGHT, max(crop.shape[-1] for crop in normalized)), np.float32)
+    for row, crop in zip(inputs, normalized):
+        row[..., : crop.shape[-1]] = crop
     return inputs
 
 

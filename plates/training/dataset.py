@@ -126,7 +126,7 @@ def synthetic_set(
     layout: str = "side-by-side",
 ) -> CropSet:
     """`count` synthetic crops, sample i drawn from generator (seed, i); two-line plates laid out as `layout`
-    (plates.training.augment.TWO_LINE_LAYOUTS) says."""
+    (plates.recognition.crops.TWO_LINE_LAYOUTS) says."""
     _init_worker(backgrounds)
     chunks = [(seed, start, min(start + 500, count), enlarge_share, layout) for start in range(0, count, 500)]
     if processes > 1:
