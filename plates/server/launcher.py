@@ -7,6 +7,8 @@ project's Python stand-in (`backends/pytorch/model.py`) unless the backend direc
 from __future__ import annotations
 
 import os
+import random
+import re
 import shutil
 import socket
 import sys
@@ -25,11 +27,69 @@ from plates.weights import PROJECT_ROOT
 STAND_IN_BACKENDS = PROJECT_ROOT / "backends"
 
 
+# Ports handed out by free_port in this process, so that two servers started side by side never get the same one.
+_HANDED_OUT: set[int] = set()
+# How far below the kernel's ephemeral range free_port looks.
+PORT_SPAN = 12000
+
+
+def ephemeral_floor(path: Path = Path("/proc/sys/net/ipv4/ip_local_port_range")) -> int:
+    """The first port the kernel gives outgoing connections (Linux's default range is 32768 to 60999)."""
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on now, for a server started beside others."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A TCP port on 127.0.0.1 that nothing is bound to now, for a server started beside others.
+
+    It lies below the ephemeral range: Triton binds its ports only once its models have loaded, seconds later, and a
+    port from that range may be an outgoing connection's own by then; Triton then exits, 'already in use'. Drawn by
+    the system's randomness, never a seeded one, so that processes side by side draw differently.
+    """
+    floor = ephemeral_floor()
+    low = max(1024, floor - PORT_SPAN)
+    for port in random.SystemRandom().sample(range(low, floor), floor - low):
+        if port in _HANDED_OUT:
+            continue
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _HANDED_OUT.add(port)
+        return port
+    raise ServerUnavailableError(f"no free TCP port between {low} and {floor - 1}")
+
+
+def taken_ports(host: str, ports: dict[str, int]) -> list[str]:
+    """Those of `ports` (name: port) that something already listens on at `host`, as 'http 8000'. Bound as Triton
+    binds, with SO_REUSEADDR: a port that only old connections linger on (TIME_WAIT, after a restart) is free."""
+    taken = []
+    for name, port in ports.items():
+        with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind((host, port))
+            except OSError:
+                taken.append(f"{name} {port}")
+    return taken
+
+
+# How Triton's main says why it exits: a glog error line from main.cc (`E1126 10:16:36.340331 21924 main.cc:257]
+# "failed to start HTTP service: ..."`), or a bare `error: creating server: ...`. Other error lines are not
+# fatal: every start on a machine without CUDA logs one.
+FATAL_LINE = re.compile(r'^(?:E\d{4} [\d:.]+ +\d+ main\.cc:\d+\] "?(?P<logged>.*?)"?|error: (?P<printed>.*))$')
+
+
+def exit_reason(log_file: Path | None) -> str:
+    """Why Triton exited, in its own last fatal words in its log; '' where it has none."""
+    if log_file is None or not Path(log_file).exists():
+        return ""
+    reasons = [match.group("logged") or match.group("printed")
+               for match in map(FATAL_LINE.match, Path(log_file).read_text(errors="replace").splitlines()) if match]
+    return reasons[-1].strip() if reasons else ""
 
 
 def pytriton_dir() -> Path:
@@ -132,6 +192,10 @@ class LocalServer:
 
     def start(self, wait_until_ready: bool = True, timeout: float = 300.0) -> "LocalServer":
         """Start tritonserver (again, after stop() or kill()), each time with a fresh shared-memory prefix."""
+        ports = {"http": self.http_port, "grpc": self.grpc_port, "metrics": self.metrics_port}
+        taken = taken_ports(self.host, ports)
+        if taken:
+            raise ServerUnavailableError(f"cannot serve on {self.host}: port already in use ({', '.join(taken)})")
         if getattr(self, "_workdir", None) is None:
             self._workdir = tempfile.TemporaryDirectory(prefix="plates-triton-")
             self._backends = assemble_backends(Path(self._workdir.name) / "backends")
@@ -149,7 +213,15 @@ class LocalServer:
         return self
 
     def wait_until_ready(self, timeout: float = 300.0) -> None:
-        wait_for_server(self.url, timeout=timeout, alive=lambda: self.alive)
+        try:
+            wait_for_server(self.url, timeout=timeout, alive=lambda: self.alive)
+        except ServerUnavailableError as error:
+            if self.alive:
+                raise
+            reason = exit_reason(self.log_file) or "its output says why"
+            raise ServerUnavailableError(
+                f"tritonserver for {self.url} exited with code {self.triton.returncode} before it was ready: {reason}"
+            ) from error
 
     def kill(self) -> None:
         """Kill the server and its stubs now, without draining: for a server that can no longer serve."""

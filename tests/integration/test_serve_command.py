@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -11,9 +12,10 @@ from pathlib import Path
 import pytest
 import requests
 
+from plates.exceptions import ServerUnavailableError
 from plates.gateway.client import GatewayClient
 from plates.readiness import is_ready, wait_for_server
-from plates.server.launcher import free_port
+from plates.server.launcher import LocalServer, free_port
 
 
 def wait_for_text(path: Path, text: str, process: subprocess.Popen, timeout: float) -> None:
@@ -64,4 +66,29 @@ def test_serve_refuses_to_open_the_gateway_beyond_the_loopback_without_keys(monk
     assert done.stderr.strip() == (
         "error: refusing to listen on 0.0.0.0 without API keys: set PLATES_GATEWAY_KEYS or --keys-file, or listen on "
         "127.0.0.1"
+    )
+
+
+def test_serve_on_a_port_already_in_use_says_which_and_exits_69():
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "plates.cli.main", "serve", "--http-port", str(port), "--grpc-port",
+             str(free_port()), "--metrics-port", str(free_port()), "--gateway-port", "0"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert done.returncode == 69, done
+    assert done.stderr.strip() == f"error: cannot serve on 127.0.0.1: port already in use (http {port})"
+
+
+def test_a_server_that_exits_before_it_is_ready_is_named_with_tritons_own_reason(tmp_path):
+    log = tmp_path / "tritonserver.log"
+    server = LocalServer(tmp_path / "no-repository", free_port(), free_port(), free_port(), log_file=log)
+    with pytest.raises(ServerUnavailableError) as raised:
+        server.start(timeout=60)
+    assert str(raised.value) == (
+        f"tritonserver for {server.url} exited with code 1 before it was ready: creating server: Internal - failed to "
+        f"stat file {tmp_path / 'no-repository'}"
     )
