@@ -1,11 +1,13 @@
 """Detectors against each other, in one run, end to end through the served pipeline (issue 37's figures).
 
-    poetry run python benchmarks/compare_detectors.py NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION]]]] ... [--manifests M ...]
+    poetry run python benchmarks/compare_detectors.py NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION[:SECOND_LOOK]]]]] ... \
+        [--manifests M ...]
     poetry run python benchmarks/compare_detectors.py main=weights/plate_detector.pt:608:onnx \\
         int8=weights/plate_detector.pt:608:onnx-int8
 
 Each candidate is a detector's weights (a one-class or two-class Ultralytics checkpoint), the inference size it is
-served at, its runtime (`format`), its confidence threshold and OpenVINO's precision (defaults: the config's). It gets a model repository
+served at, its runtime (`format`), its confidence threshold, OpenVINO's precision and the size of its second look
+(`second_look_imgsz`, 0: none) (defaults: the config's). It gets a model repository
 of its own: model_repository/'s configs, STN and LPRNet (so build it first), its detector exported to ONNX as the
 build exports it. FORMAT `onnx-int8` serves that export quantized to INT8 (plates.quantization, calibrated on 64 of
 `--calibration`'s training photos at the candidate's size) in its place. Every candidate's Triton server runs at
@@ -60,17 +62,21 @@ MANIFESTS = [SHARED / "e2e.json", SHARED / "detect", SHARED / "val_texts.json", 
 
 def candidate(text: str) -> tuple[str, Path, dict[str, str]]:
     name, _, rest = text.partition("=")
-    weights, imgsz, format, conf, precision, *extra = rest.split(":") + [""] * 4
-    if not name or not Path(weights).is_file() or (imgsz and not imgsz.isdigit()) or any(extra):
-        raise argparse.ArgumentTypeError(f"{text!r}: NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION]]]], WEIGHTS a file, IMGSZ "
-                                         "pixels")
+    weights, imgsz, format, conf, precision, second_look, *extra = rest.split(":") + [""] * 5
+    sizes_ok = all(not size or size.replace("+", "").isdigit() for size in (imgsz, second_look))
+    if not name or not Path(weights).is_file() or not sizes_ok or any(extra):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION[:SECOND_LOOK]]]]], WEIGHTS a file, IMGSZ pixels "
+            "(608+256: a pass at each, CONF then one threshold each, 0.2+0.4), SECOND_LOOK pixels (0: none)"
+        )
     if format and format != INT8:
         try:
             detector_format(format)
         except ValueError as error:
             raise argparse.ArgumentTypeError(f"{text!r}: FORMAT {error}, or {INT8}") from error
-    settings = {"imgsz": imgsz, "format": format, "conf": conf, "precision": precision}
-    return name, Path(weights), {key: value for key, value in settings.items() if value}
+    settings = {"imgsz": imgsz, "format": format, "conf": conf, "precision": precision,
+                "second_look_imgsz": second_look}
+    return name, Path(weights), {key: value.replace("+", " ") for key, value in settings.items() if value}
 
 
 def build(weights: Path, settings: dict[str, str], repository: Path, calibration: list[Path],
