@@ -56,6 +56,9 @@ class DetectorModel:
                 conf=tuple(config.parameter("conf", unit_float_list)),
                 iou=config.parameter("iou", unit_float),
                 max_det=config.parameter("max_det", positive_int),
+                second_look_imgsz=config.parameter("second_look_imgsz", nonnegative_int),
+                second_look_conf=config.parameter("second_look_conf", unit_float),
+                second_look_width=config.parameter("second_look_width", unit_float),
             )
         except ValueError as error:
             raise ModelConfigError(f"model 'yolo': {error}") from error

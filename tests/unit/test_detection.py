@@ -8,6 +8,9 @@ import pytest
 
 from plates.detection import DetectorSettings, merge, postprocess
 
+# car.jpg's plate, as the served detector boxes it.
+CAR_PLATE = (94.6, 330.4, 132.5, 343.4)
+
 
 def test_merge_keeps_one_box_per_plate_across_passes():
     first = (np.array([[10, 10, 50, 20], [100, 100, 140, 110]], np.float32), np.array([0.3, 0.25], np.float32))
@@ -27,6 +30,50 @@ def test_merge_of_empty_passes_is_empty():
 def test_settings_need_one_threshold_per_size():
     with pytest.raises(ValueError, match="'conf' needs one value per 'imgsz'"):
         DetectorSettings(imgsz=(480, 800), conf=(0.2,))
+
+
+@pytest.mark.parametrize(
+    "boxes, expected",
+    [
+        (np.zeros((0, 4)), True),  # no plate found
+        ([[10, 10, 160, 40], [500, 300, 540, 310]], False),  # 150 px: 0.15 of the longer side
+        ([[10, 10, 40, 20], [500, 200, 760, 260]], True),  # 260 px: 0.26
+    ],
+    ids=["none", "small", "one large"],
+)
+def test_a_second_look_goes_to_photos_with_no_plate_or_a_large_one(boxes, expected):
+    settings = DetectorSettings(second_look_imgsz=256, second_look_width=0.2)
+    assert settings.wants_second_look(np.asarray(boxes, np.float32), width=1000, height=600) is expected
+    assert not DetectorSettings(second_look_imgsz=0).wants_second_look(np.zeros((0, 4)), width=1000, height=600)
+
+
+def car_close_up(samples, share: float = 0.45):
+    """car.jpg cut to a 4:3 window the plate fills `share` of the width of, and the plate's box in it."""
+    import cv2
+
+    image = cv2.imread(str(samples / "car.jpg"))
+    x1, y1, x2, y2 = CAR_PLATE
+    width = (x2 - x1) / share
+    left, top = round((x1 + x2 - width) / 2), round((y1 + y2 - width * 0.75) / 2)
+    window = image[top : top + round(width * 0.75), left : left + round(width)]
+    return window, np.array([x1 - left, y1 - top, x2 - left, y2 - top], np.float32)
+
+
+def iou(a: np.ndarray, b: np.ndarray) -> float:
+    inter = max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
+
+
+def test_the_second_look_finds_the_close_up_the_first_misses(samples):
+    from plates.detection import PlateDetector
+    from plates.export import DEFAULT_REPOSITORY
+
+    window, truth = car_close_up(samples)
+    onnx = DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx"
+    first_only = PlateDetector(onnx, settings=DetectorSettings(second_look_imgsz=0)).detect(window)
+    served = PlateDetector(onnx, settings=DetectorSettings()).detect(window)
+    assert len(first_only) == 0
+    assert len(served) == 1 and iou(served.boxes[0], truth) > 0.7
 
 
 def test_postprocess_clips_drops_tiny_boxes_and_sorts_by_score():

@@ -77,6 +77,9 @@ def test_served_detector_settings_are_the_measured_defaults():
     defaults = DetectorSettings()
     assert tuple(positive_int_list(parameters["imgsz"]["string_value"])) == defaults.imgsz
     assert tuple(unit_float_list(parameters["conf"]["string_value"])) == defaults.conf
+    assert int(parameters["second_look_imgsz"]["string_value"]) == defaults.second_look_imgsz
+    assert float(parameters["second_look_conf"]["string_value"]) == defaults.second_look_conf
+    assert float(parameters["second_look_width"]["string_value"]) == defaults.second_look_width
 
 
 def test_yolo_refuses_a_config_with_a_threshold_per_size_missing(load_adapter, yolo_repository):
@@ -119,10 +122,15 @@ def test_yolo_reads_a_file_as_its_pixels_and_names_one_it_cannot_read(load_adapt
     assert "yolo: image_bytes is a corrupt or truncated PNG" in corrupt.error().message()
 
 
-def test_yolo_refuses_a_config_with_an_invalid_threshold(load_adapter, yolo_repository):
+@pytest.mark.parametrize(
+    "key, value, kind",
+    [("conf", "high", "unit_float_list"), ("second_look_imgsz", "-256", "nonnegative_int"),
+     ("second_look_width", "1.5", "unit_float")],
+)
+def test_yolo_refuses_a_config_with_an_invalid_setting(load_adapter, yolo_repository, key, value, kind):
     config = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))
-    config["parameters"]["conf"] = {"string_value": "high"}
-    with pytest.raises(Exception, match=r"model 'yolo': parameter 'conf' = 'high' is not a valid unit_float_list"):
+    config["parameters"][key] = {"string_value": value}
+    with pytest.raises(Exception, match=rf"model 'yolo': parameter '{key}' = '{value}' is not a valid {kind}"):
         load_yolo(load_adapter, yolo_repository, json.dumps(config))
 
 
