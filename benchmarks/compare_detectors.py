@@ -1,13 +1,13 @@
 """Detectors against each other, in one run, end to end through the served pipeline (issue 37's figures).
 
-    poetry run python benchmarks/compare_detectors.py NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION[:SECOND_LOOK]]]]] ... \
-        [--manifests M ...]
+    poetry run python benchmarks/compare_detectors.py \
+        NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION[:SECOND_LOOK]]]]] ... [--manifests M ...]
     poetry run python benchmarks/compare_detectors.py main=weights/plate_detector.pt:608:onnx \\
         int8=weights/plate_detector.pt:608:onnx-int8
 
 Each candidate is a detector's weights (a one-class or two-class Ultralytics checkpoint), the inference size it is
 served at, its runtime (`format`), its confidence threshold, OpenVINO's precision and the size of its second look
-(`second_look_imgsz`, 0: none) (defaults: the config's). It gets a model repository
+(`second_look_imgsz`, 0: none; `/FILL` its `second_look_fill`) (defaults: the config's). It gets a model repository
 of its own: model_repository/'s configs, STN and LPRNet (so build it first), its detector exported to ONNX as the
 build exports it. FORMAT `onnx-int8` serves that export quantized to INT8 (plates.quantization, calibrated on 64 of
 `--calibration`'s training photos at the candidate's size) in its place. Every candidate's Triton server runs at
@@ -63,11 +63,13 @@ MANIFESTS = [SHARED / "e2e.json", SHARED / "detect", SHARED / "val_texts.json", 
 def candidate(text: str) -> tuple[str, Path, dict[str, str]]:
     name, _, rest = text.partition("=")
     weights, imgsz, format, conf, precision, second_look, *extra = rest.split(":") + [""] * 5
-    sizes_ok = all(not size or size.replace("+", "").isdigit() for size in (imgsz, second_look))
+    look_size, _, look_fill = second_look.partition("/")
+    sizes_ok = all(not size or size.replace("+", "").isdigit() for size in (imgsz, look_size))
     if not name or not Path(weights).is_file() or not sizes_ok or any(extra):
         raise argparse.ArgumentTypeError(
             f"{text!r}: NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION[:SECOND_LOOK]]]]], WEIGHTS a file, IMGSZ pixels "
-            "(608+256: a pass at each, CONF then one threshold each, 0.2+0.4), SECOND_LOOK pixels (0: none)"
+            "(608+256: a pass at each, CONF then one threshold each, 0.2+0.4), SECOND_LOOK pixels (0: none), or "
+            "pixels/fill (256/1: the photo fills the frame)"
         )
     if format and format != INT8:
         try:
@@ -75,7 +77,7 @@ def candidate(text: str) -> tuple[str, Path, dict[str, str]]:
         except ValueError as error:
             raise argparse.ArgumentTypeError(f"{text!r}: FORMAT {error}, or {INT8}") from error
     settings = {"imgsz": imgsz, "format": format, "conf": conf, "precision": precision,
-                "second_look_imgsz": second_look}
+                "second_look_imgsz": look_size, "second_look_fill": look_fill}
     return name, Path(weights), {key: value.replace("+", " ") for key, value in settings.items() if value}
 
 
@@ -138,7 +140,8 @@ def print_times(what: str, times: dict[str, list[float]]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("candidates", nargs="+", type=candidate, help="NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION]]]]")
+    parser.add_argument("candidates", nargs="+", type=candidate,
+                        help="NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION[:SECOND_LOOK]]]]]")  # fmt: skip
     parser.add_argument("--manifests", nargs="+", default=[str(m) for m in MANIFESTS],
                         help="plates eval manifests; latency on the first's photos")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3, help="timed passes")

@@ -14,6 +14,8 @@ os.environ.setdefault("YOLO_OFFLINE", "1")
 
 # Boxes smaller than this on either side hold no readable plate; they are detector noise.
 MIN_BOX_SIDE = 2.0
+# The gray Ultralytics pads a letterboxed photo with, which the detector learnt as "no photo here".
+LETTERBOX_GRAY = 114
 
 # The runtimes the `yolo` model can run the detector on (its config parameter `format`), and the file each reads
 # from the model version folder, as convert/build_model_repository.py writes them: OpenVINO and ONNX Runtime both
@@ -54,19 +56,25 @@ class DetectorSettings:
     conf: tuple[float, ...] = (0.2,)
     iou: float = 0.5  # boxes overlapping more than this are one plate, within a pass and across passes
     max_det: int = 100
-    # A second look, at a smaller size, at a photo where those passes found no plate or one wider than
-    # `second_look_width` of the photo's longer side (0: never). The committed detector learnt from photos whose
-    # plates are mostly small (its train split: median 0.07 of the longer side, 0.24 at the 90th percentile): a plate
-    # filling a third of the frame, it boxes in part or not at all. At 256 such a plate is as large as the ones it
-    # learnt. The trigger was chosen on training photos: 0.2 sends 96 % of 150 train close-ups (21 % of them with no
-    # box at 608) to the second look, and 30 % of the detect split's train photos. Measured in docs/performance.md.
+    # A second look at a photo where those passes found no plate, or one wider than `second_look_width` of the
+    # photo's longer side: a pass at `second_look_imgsz` (0: never), the photo filling `second_look_fill` of its
+    # square frame (1: the whole frame, as Ultralytics letterboxes it), its boxes merged with theirs. The committed
+    # detector learnt from photos whose plates are mostly small (its train split: median width 0.07 of the longer
+    # side, 0.24 at the 90th percentile): a plate filling a third of the frame or more, it boxes in part (the region
+    # code outside) or not at all. At 256 such a plate is as large as the ones it learnt. The trigger was chosen on
+    # training photos: 0.2 sends 96 % of 150 train close-ups (21 % of them with no box at 608) to the second look, and
+    # 30 % of the detect split's train photos. A photo filling half of a 320 frame finds more of the plates that fill
+    # most of a photo, but read one of e2e.json's plates wrong (docs/performance.md).
     second_look_imgsz: int = 256
     second_look_conf: float = 0.2
     second_look_width: float = 0.2
+    second_look_fill: float = 1.0
 
     def __post_init__(self) -> None:
         if not self.imgsz or len(self.imgsz) != len(self.conf):
             raise ValueError(f"parameter 'conf' needs one value per 'imgsz': imgsz {self.imgsz}, conf {self.conf}")
+        if not 0 < self.second_look_fill <= 1:
+            raise ValueError(f"parameter 'second_look_fill' = {self.second_look_fill} must be above 0 and at most 1")
 
     def wants_second_look(self, boxes: np.ndarray, width: int, height: int) -> bool:
         """Whether the first passes' boxes (x1 y1 x2 y2) leave a photo of this size to a second look."""
@@ -187,9 +195,27 @@ class PlateDetector:
         passes = [self._look(image, imgsz, conf) for imgsz, conf in zip(s.imgsz, s.conf)]
         boxes, scores, lines = merge(*zip(*passes), s.iou)
         if s.wants_second_look(boxes, width, height):
-            second = self._look(image, s.second_look_imgsz, s.second_look_conf)
+            second = self._look_shrunk(image, s.second_look_imgsz, s.second_look_conf, s.second_look_fill)
             boxes, scores, lines = merge(*zip((boxes, scores, lines), second), s.iou)
         return postprocess(boxes[: s.max_det], scores[: s.max_det], width, height, lines[: s.max_det])
+
+    def _look_shrunk(self, image: np.ndarray, imgsz: int, conf: float, fill: float
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One pass at the photo shrunk to `fill` of a square `imgsz` frame, centred on Ultralytics' letterbox gray;
+        its boxes in the photo's pixels."""
+        import cv2
+
+        if fill == 1:  # Ultralytics' own letterbox: a rectangle, no larger than the photo needs
+            return self._look(image, imgsz, conf)
+        height, width = image.shape[:2]
+        scale = imgsz * fill / max(height, width)
+        small = cv2.resize(image, (max(1, round(width * scale)), max(1, round(height * scale))),
+                           interpolation=cv2.INTER_AREA)  # fmt: skip
+        frame = np.full((imgsz, imgsz, 3), LETTERBOX_GRAY, np.uint8)
+        top, left = (imgsz - small.shape[0]) // 2, (imgsz - small.shape[1]) // 2
+        frame[top : top + small.shape[0], left : left + small.shape[1]] = small
+        boxes, scores, lines = self._look(frame, imgsz, conf)
+        return (boxes - np.array([left, top, left, top], np.float32)) / scale, scores, lines
 
     def _look(self, image: np.ndarray, imgsz: int, conf: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One pass at one inference size: its boxes, scores and rows."""

@@ -59,6 +59,7 @@ class DetectorModel:
                 second_look_imgsz=config.parameter("second_look_imgsz", nonnegative_int),
                 second_look_conf=config.parameter("second_look_conf", unit_float),
                 second_look_width=config.parameter("second_look_width", unit_float),
+                second_look_fill=config.parameter("second_look_fill", unit_float),
             )
         except ValueError as error:
             raise ModelConfigError(f"model 'yolo': {error}") from error

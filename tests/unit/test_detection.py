@@ -32,6 +32,11 @@ def test_settings_need_one_threshold_per_size():
         DetectorSettings(imgsz=(480, 800), conf=(0.2,))
 
 
+def test_a_second_look_needs_some_of_its_frame_filled():
+    with pytest.raises(ValueError, match="'second_look_fill' = 0 must be above 0 and at most 1"):
+        DetectorSettings(second_look_fill=0)
+
+
 @pytest.mark.parametrize(
     "boxes, expected",
     [
@@ -72,8 +77,11 @@ def test_the_second_look_finds_the_close_up_the_first_misses(samples):
     onnx = DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx"
     first_only = PlateDetector(onnx, settings=DetectorSettings(second_look_imgsz=0)).detect(window)
     served = PlateDetector(onnx, settings=DetectorSettings()).detect(window)
+    # The photo shrunk to half of a gray frame: its box comes back in the photo's pixels.
+    shrunk = PlateDetector(onnx, settings=DetectorSettings(second_look_imgsz=320, second_look_fill=0.5)).detect(window)
     assert len(first_only) == 0
     assert len(served) == 1 and iou(served.boxes[0], truth) > 0.7
+    assert len(shrunk) == 1 and iou(shrunk.boxes[0], truth) > 0.7
 
 
 def test_postprocess_clips_drops_tiny_boxes_and_sorts_by_score():

@@ -80,6 +80,7 @@ def test_served_detector_settings_are_the_measured_defaults():
     assert int(parameters["second_look_imgsz"]["string_value"]) == defaults.second_look_imgsz
     assert float(parameters["second_look_conf"]["string_value"]) == defaults.second_look_conf
     assert float(parameters["second_look_width"]["string_value"]) == defaults.second_look_width
+    assert float(parameters["second_look_fill"]["string_value"]) == defaults.second_look_fill
 
 
 def test_yolo_refuses_a_config_with_a_threshold_per_size_missing(load_adapter, yolo_repository):
@@ -131,6 +132,14 @@ def test_yolo_refuses_a_config_with_an_invalid_setting(load_adapter, yolo_reposi
     config = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))
     config["parameters"][key] = {"string_value": value}
     with pytest.raises(Exception, match=rf"model 'yolo': parameter '{key}' = '{value}' is not a valid {kind}"):
+        load_yolo(load_adapter, yolo_repository, json.dumps(config))
+
+
+def test_yolo_refuses_a_second_look_at_nothing(load_adapter, yolo_repository):
+    config = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))
+    config["parameters"]["second_look_fill"] = {"string_value": "0"}
+    refusal = r"model 'yolo': parameter 'second_look_fill' = 0.0 must be above 0 and at most 1"
+    with pytest.raises(Exception, match=refusal):
         load_yolo(load_adapter, yolo_repository, json.dumps(config))
 
 
