@@ -10,9 +10,11 @@ alone; the command then exits with its error once the others are done.
 from __future__ import annotations
 
 import logging
+import signal
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -53,6 +55,21 @@ def camera_sinks(camera: CameraSettings) -> list[Sink]:
     return sinks
 
 
+@contextmanager
+def ctrl_c_held_back() -> Iterator[None]:
+    """Ctrl-C (SIGINT) held back until the block ends, then raised as ever: a KeyboardInterrupt while cameras start
+    would leave those already started running, with nothing to stop them, and the process hung on them. Only the
+    main thread takes signals; elsewhere this holds nothing back."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 class Site:
     """`run()` watches every camera until its frames end or Ctrl-C (KeyboardInterrupt in the calling thread).
 
@@ -86,9 +103,10 @@ class Site:
                 threading.Thread(target=self._watch, args=args, name=f"camera-{args[0].settings.camera_id}")
                 for args in zip(runs, sources, outputs)
             ]
-            for thread in threads:
-                thread.start()
             try:
+                with ctrl_c_held_back():
+                    for thread in threads:
+                        thread.start()
                 self._wait(runs)
             except KeyboardInterrupt:
                 self.stop.set()

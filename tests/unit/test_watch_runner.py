@@ -7,7 +7,7 @@ import pytest
 
 from plates.client import Plate
 from plates.exceptions import InvalidInputError
-from plates.watch.runner import Site
+from plates.watch.runner import Site, ctrl_c_held_back
 from plates.watch.site import CameraSettings, SiteSettings
 from plates.watch.source import Frame
 from plates.watch.watchlist import WatchedPlate, Watchlist
@@ -156,6 +156,17 @@ def test_ctrl_c_ends_every_camera_with_its_summary():
     runs = Site(site(CameraSettings("a", "a"), CameraSettings("b", "b")), lambda live: plate_at, [Collect()],
                 open_source=lambda spec, fps: EndlessLive()).run()  # fmt: skip
     assert [run.summary.interrupted for run in runs] == [True, True] and all(run.summary.frames for run in runs)
+
+
+def test_ctrl_c_while_cameras_start_is_taken_once_they_all_have():
+    main = threading.main_thread().ident
+    reached_the_end = False
+    with pytest.raises(KeyboardInterrupt):
+        with ctrl_c_held_back():
+            signal.pthread_kill(main, signal.SIGINT)
+            time.sleep(0.2)  # the interrupt would be raised here, between two cameras' starts
+            reached_the_end = True
+    assert reached_the_end
 
 
 def test_events_name_a_stream_without_its_password():
