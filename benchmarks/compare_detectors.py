@@ -163,9 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="plates-detectors-") as workdir, ExitStack() as stack:
         clients = {}
         calibration = calibration_photos(args.calibration)
+        layout = {"two_line_layout": args.two_line_layout} if args.two_line_layout else {}
         for name, weights, settings in args.candidates:
             repository = Path(workdir) / name
-            layout = {"two_line_layout": args.two_line_layout} if args.two_line_layout else {}
             build(weights, {**settings, **layout}, repository, calibration, args.recognizer)
             server = LocalServer(repository, http_port=free_port(), grpc_port=free_port(), metrics_port=free_port(),
                                  log_file=Path(workdir) / f"{name}.log")  # fmt: skip

@@ -80,7 +80,8 @@ class DetectorSettings:
         """Whether the first passes' boxes (x1 y1 x2 y2) leave a photo of this size to a second look."""
         if not self.second_look_imgsz:
             return False
-        widths = np.asarray(boxes, np.float32).reshape(-1, 4) @ np.array([-1, 0, 1, 0], np.float32)
+        boxes = np.asarray(boxes, np.float32).reshape(-1, 4)
+        widths = boxes[:, 2] - boxes[:, 0]
         return len(widths) == 0 or bool(widths.max() > self.second_look_width * max(width, height))
 
 
