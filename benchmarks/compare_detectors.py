@@ -1,13 +1,14 @@
 """Detectors against each other, in one run, end to end through the served pipeline (issue 37's figures).
 
     poetry run python benchmarks/compare_detectors.py \
-        NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION[:SECOND_LOOK]]]]] ... [--manifests M ...]
+        NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION[:SECOND_LOOK[:TWO_LINE_ASPECT]]]]]] ... [--manifests M ...]
     poetry run python benchmarks/compare_detectors.py main=weights/plate_detector.pt:608:onnx \\
         int8=weights/plate_detector.pt:608:onnx-int8
 
 Each candidate is a detector's weights (a one-class or two-class Ultralytics checkpoint), the inference size it is
 served at, its runtime (`format`), its confidence threshold, OpenVINO's precision and the size of its second look
-(`second_look_imgsz`, 0: none; `/FILL` its `second_look_fill`) (defaults: the config's). It gets a model repository
+(`second_look_imgsz`, 0: none; `/FILL` its `second_look_fill`) and the aspect under which a one-line box is read as
+two rows too (`two_line_aspect`, 0: never) (defaults: the config's). It gets a model repository
 of its own: model_repository/'s configs, STN and LPRNet (so build it first), its detector exported to ONNX as the
 build exports it. FORMAT `onnx-int8` serves that export quantized to INT8 (plates.quantization, calibrated on 64 of
 `--calibration`'s training photos at the candidate's size) in its place. Every candidate's Triton server runs at
@@ -62,14 +63,15 @@ MANIFESTS = [SHARED / "e2e.json", SHARED / "detect", SHARED / "val_texts.json", 
 
 def candidate(text: str) -> tuple[str, Path, dict[str, str]]:
     name, _, rest = text.partition("=")
-    weights, imgsz, format, conf, precision, second_look, *extra = rest.split(":") + [""] * 5
+    weights, imgsz, format, conf, precision, second_look, aspect, *extra = rest.split(":") + [""] * 6
     look_size, _, look_fill = second_look.partition("/")
     sizes_ok = all(not size or size.replace("+", "").isdigit() for size in (imgsz, look_size))
-    if not name or not Path(weights).is_file() or not sizes_ok or any(extra):
+    aspect_ok = not aspect or aspect.replace(".", "", 1).isdigit()
+    if not name or not Path(weights).is_file() or not sizes_ok or not aspect_ok or any(extra):
         raise argparse.ArgumentTypeError(
-            f"{text!r}: NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION[:SECOND_LOOK]]]]], WEIGHTS a file, IMGSZ pixels "
-            "(608+256: a pass at each, CONF then one threshold each, 0.2+0.4), SECOND_LOOK pixels (0: none), or "
-            "pixels/fill (256/1: the photo fills the frame)"
+            f"{text!r}: NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION[:SECOND_LOOK[:TWO_LINE_ASPECT]]]]]], WEIGHTS a "
+            "file, IMGSZ pixels (608+256: a pass at each, CONF then one threshold each, 0.2+0.4), SECOND_LOOK pixels "
+            "(0: none), or pixels/fill (256/1: the photo fills the frame), TWO_LINE_ASPECT a number (0: never)"
         )
     if format and format != INT8:
         try:
@@ -77,7 +79,7 @@ def candidate(text: str) -> tuple[str, Path, dict[str, str]]:
         except ValueError as error:
             raise argparse.ArgumentTypeError(f"{text!r}: FORMAT {error}, or {INT8}") from error
     settings = {"imgsz": imgsz, "format": format, "conf": conf, "precision": precision,
-                "second_look_imgsz": look_size, "second_look_fill": look_fill}
+                "second_look_imgsz": look_size, "second_look_fill": look_fill, "two_line_aspect": aspect}
     return name, Path(weights), {key: value.replace("+", " ") for key, value in settings.items() if value}
 
 
@@ -141,7 +143,7 @@ def print_times(what: str, times: dict[str, list[float]]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("candidates", nargs="+", type=candidate,
-                        help="NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION[:SECOND_LOOK]]]]]")  # fmt: skip
+                        help="NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION[:SECOND_LOOK[:TWO_LINE_ASPECT]]]]]]")
     parser.add_argument("--manifests", nargs="+", default=[str(m) for m in MANIFESTS],
                         help="plates eval manifests; latency on the first's photos")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3, help="timed passes")

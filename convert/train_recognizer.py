@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from plates.evaluation import SMALL_WIDTH
-from plates.export import load_network
+from plates.export import RECOGNIZERS, TWO_LINE_RECOGNIZER, load_network
 from plates.nets import LPRNet, SpatialTransformer
 from plates.recognition.crops import TWO_LINE_LAYOUTS
 from plates.training.augment import ENLARGE_SHARE
@@ -41,7 +41,7 @@ from plates.weights import PROJECT_ROOT, find_weights, sha256_of
 
 SHARED = PROJECT_ROOT.parent / "shared" / "data"
 LABELS = sorted((PROJECT_ROOT / "labels").glob("*.json"))
-OUTPUTS = {"stn": PROJECT_ROOT / "weights" / "plates_stn.pt", "lprnet": PROJECT_ROOT / "weights" / "plates_lprnet.pt"}
+WEIGHT_SETS = {"plates": RECOGNIZERS["plates"], "rows": TWO_LINE_RECOGNIZER}
 
 
 def pretrained(wide: bool = False) -> tuple[torch.nn.Module, torch.nn.Module]:
@@ -145,7 +145,8 @@ def export(args) -> int:
     """A checkpoint's networks as the project's weight files, in the pretrained checkpoints' format (LPRNet's with its
     architecture): the last epoch's by default, where the schedule ends, not the one a validation set picks."""
     state = torch.load(args.out / f"{args.checkpoint}.pt", map_location="cpu", weights_only=False)
-    for name, path in OUTPUTS.items():
+    for name, file in WEIGHT_SETS[args.weights].items():
+        path = PROJECT_ROOT / "weights" / file
         weights = {"net_state_dict": state[name]}
         if name == "lprnet" and state.get("architecture"):
             weights["architecture"] = state["architecture"]
@@ -185,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="real crops an epoch takes, in turn (0: all)")
     parser.add_argument("--pretrained", action="store_true", help="validate: the reference weights, not a checkpoint")
     parser.add_argument("--checkpoint", choices=["last", "best"], default="last", help="export: which epoch's")
+    parser.add_argument("--weights", choices=sorted(WEIGHT_SETS), default="plates",
+                        help="export: as the served recognizer's weight files, or as the two-line rows' (model "
+                        "lprnet_rows)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

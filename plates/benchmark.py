@@ -20,7 +20,7 @@ import numpy as np
 from plates.exceptions import InvalidInputError, OverloadedError, PlatesError, ServerUnavailableError
 from plates.readiness import normalize_url
 
-MODELS = ("plate_recognition", "yolo", "stn", "lprnet")
+MODELS = ("plate_recognition", "yolo", "stn", "lprnet", "lprnet_rows")
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """Building the model repository's generated files from the weights (what convert/build_model_repository.py runs).
 
-STN and LPRNet are traced to TorchScript and checked against their eager outputs; the detector weights are copied
-next to the `yolo` adapter and exported to ONNX beside them; the warm-up photo is written where model_warmup reads
-it. Only these files are generated: configs and adapters are committed.
+STN and LPRNet (and the two-line rows' pair, as one network) are traced to TorchScript and checked against their
+eager outputs; the detector weights are copied next to the `yolo` adapter and exported to ONNX beside them; the
+warm-up photo is written where model_warmup reads it. Only these files are generated: configs and adapters are committed.
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ RECOGNIZERS = {
     "plates": {"stn": "plates_stn.pt", "lprnet": "plates_lprnet.pt"},
     "pretrained": {"stn": "stn.pth", "lprnet": "lprnet.pth"},
 }
+# The STN and LPRNet that read a two-line plate's rows (convert/train_recognizer.py --two-line rows), served apart
+# from the one-line recognizer as model lprnet_rows: trained on rows, they read car.jpg's soft C as O (docs/scenes.md).
+TWO_LINE_RECOGNIZER = {"stn": "plates_rows_stn.pt", "lprnet": "plates_rows_lprnet.pt"}
 
 
 def load_network(network_class: type[torch.nn.Module], checkpoint: Path) -> torch.nn.Module:
@@ -64,6 +67,7 @@ def generated_files(repository: Path) -> list[Path]:
         repository / "lprnet" / "1" / "model.pt",
         repository / "yolo" / "1" / DETECTOR_FILE,
         repository / "yolo" / "1" / DETECTOR_FILES["onnx"],
+        repository / "lprnet_rows" / "1" / "model.pt",
         *warmup_files(repository),
     ]
 
@@ -142,6 +146,15 @@ def write_recognizer(repository: Path, stn: torch.nn.Module, lprnet: torch.nn.Mo
     return [stn_file, lprnet_file]
 
 
+def write_two_line_recognizer(repository: Path, stn: torch.nn.Module, lprnet: torch.nn.Module) -> Path:
+    """Trace the rows' STN and LPRNet as one network into the repository's lprnet_rows model: one call a photo
+    where it has two-line plates, not two."""
+    target = generated_files(repository)[4]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    trace_checked(torch.nn.Sequential(stn, lprnet).eval(), "two-line rows' STN and LPRNet").save(str(target))
+    return target
+
+
 def build_model_repository(
     repository: Path = DEFAULT_REPOSITORY,
     weights_dir: Path | None = None,
@@ -151,15 +164,19 @@ def build_model_repository(
     """Write the generated files into `repository` and return their paths; `recognizer` names the STN and LPRNet
     weights (RECOGNIZERS)."""
     names = RECOGNIZERS[recognizer]
-    sources = {name: find_weights(name, weights_dir) for name in (names["stn"], names["lprnet"], DETECTOR_FILE)}
+    rows = TWO_LINE_RECOGNIZER
+    sources = {name: find_weights(name, weights_dir)
+               for name in (names["stn"], names["lprnet"], rows["stn"], rows["lprnet"], DETECTOR_FILE)}
     written = write_recognizer(repository, load_network(SpatialTransformer, sources[names["stn"]]),
                                load_network(LPRNet, sources[names["lprnet"]]), recognizer)
     detector_file, onnx_file = generated_files(repository)[2:4]
     detector_file.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(sources[DETECTOR_FILE], detector_file)
     export_detector(detector_file)
+    rows_file = write_two_line_recognizer(repository, load_network(SpatialTransformer, sources[rows["stn"]]),
+                                          load_network(LPRNet, sources[rows["lprnet"]]))
     warmup = write_warmup_files(repository)
     set_instance_kind(repository, instance_kind)
     if instance_kind == "gpu":
         set_detector_format(repository, "torch")
-    return written + [detector_file, onnx_file, *warmup]
+    return written + [detector_file, onnx_file, rows_file, *warmup]

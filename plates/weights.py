@@ -48,6 +48,16 @@ WEIGHT_FILES = {
             "this repository's weights/ (train it again with convert/train_recognizer.py)",
         ),
         WeightFile(
+            "plates_rows_stn.pt",
+            "9a9834c5f720e7f9f45ba6b9c46841f2c3252ddbff97c80e82ce061650603809",
+            "this repository's weights/ (train it again with convert/train_recognizer.py --two-line rows)",
+        ),
+        WeightFile(
+            "plates_rows_lprnet.pt",
+            "bac82315775ed93e23b9217a6478ee9f1f1d5a00b081b3ba8f5b05f702f78650",
+            "this repository's weights/ (train it again with convert/train_recognizer.py --two-line rows)",
+        ),
+        WeightFile(
             "plate_detector.pt",
             "d29fbf247e285bab133ab737ed5e88b47c5455fd13e160488ca7743a9579c540",
             "this repository's weights/ (train it again with convert/train_detector.py)",

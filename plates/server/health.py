@@ -52,7 +52,8 @@ from urllib.parse import urlsplit
 from plates.readiness import normalize_url
 
 # The orchestrator is asked with a blank photo, which makes it call yolo (a dead yolo stub fails that request, named
-# in its error); the detector finds no plate there, so stn and lprnet are asked directly, with one blank crop each.
+# in its error); the detector finds no plate there, so stn, lprnet and lprnet_rows are asked directly, with one blank
+# crop each.
 PHOTO_SIDE = 32
 CROP_SHAPE = [1, 3, 24, 94]
 BUSY = 503
@@ -72,10 +73,16 @@ PROBES = {
     "plate_recognition": _tensor("input__0", "UINT8", [PHOTO_SIDE, PHOTO_SIDE, 3], 0),
     "stn": _tensor("input__0", "FP32", CROP_SHAPE, 0.0),
     "lprnet": _tensor("input__0", "FP32", CROP_SHAPE, 0.0),
+    "lprnet_rows": _tensor("input__0", "FP32", CROP_SHAPE, 0.0),
 }
 # The models each probe exercises. A Python model whose execute answers an error (plate_recognition, when yolo's
 # stub is dead) counts that as a success in Triton's statistics; only the model whose stub is dead counts failures.
-EXERCISED = {"plate_recognition": ("plate_recognition", "yolo"), "stn": ("stn",), "lprnet": ("lprnet",)}
+EXERCISED = {
+    "plate_recognition": ("plate_recognition", "yolo"),
+    "stn": ("stn",),
+    "lprnet": ("lprnet",),
+    "lprnet_rows": ("lprnet_rows",),
+}
 
 
 # Each model's successful and failed requests since the server started, from Triton's statistics API.

@@ -75,7 +75,7 @@ FAILURES = 2
 CHECK_TIMEOUT_S = 5.0
 READY_TIMEOUT_S = 300.0
 # The models plate_recognition calls come before it: its reload warms it up through them.
-RELOAD_ORDER = ("yolo", "stn", "lprnet", "plate_recognition")
+RELOAD_ORDER = ("yolo", "stn", "lprnet", "lprnet_rows", "plate_recognition")
 
 
 STARTING = HealthReport((ModelHealth("tritonserver", False, "starting", 0.0),))

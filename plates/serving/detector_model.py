@@ -20,9 +20,11 @@ from plates.detection import (
 from plates.exceptions import ModelConfigError
 from plates.images import check_image
 from plates.recognition.crops import crop_rows, prepare_crops, two_line_layout, variants
+from plates.recognition.layouts import ways_to_read
 from plates.serving.model_config import (
     ModelConfig,
     float_list,
+    nonnegative_float,
     nonnegative_int,
     positive_int,
     positive_int_list,
@@ -39,6 +41,7 @@ class DetectorModel:
         config.tensor("output", "output__1", "TYPE_FP32", [-1, 4])
         config.tensor("output", "output__2", "TYPE_FP32", [-1])
         config.tensor("output", "output__3", "TYPE_INT64", [-1])
+        config.tensor("output", "output__4", "TYPE_INT64", [-1])
         self.device = device
         format = config.parameter("format", detector_format)
         if format in CPU_ONLY and device.type != "cpu":
@@ -67,6 +70,7 @@ class DetectorModel:
             config.parameter("crop_vertical_pads", float_list), config.parameter("crop_horizontal_margins", float_list)
         )
         self.two_line_layout = config.parameter("two_line_layout", two_line_layout, default="side-by-side")
+        self.two_line_aspect = config.parameter("two_line_aspect", nonnegative_float, default=0.0)
         threads = config.parameter("threads", nonnegative_int, default=0)
         precision = config.parameter("precision", inference_precision, default="f32")
         try:
@@ -81,12 +85,14 @@ class DetectorModel:
         return pixels, self.detector.detect(pixels)
 
     def cut(self, pixels: np.ndarray, detections: Detections) -> dict[str, torch.Tensor]:
-        """The model's outputs: every plate's crops (its variants one after the other), boxes, scores, and the rows
-        of 94x24 each of its crops holds."""
-        crops = prepare_crops(pixels, detections.boxes, self.crop_variants, detections.lines, self.two_line_layout)
+        """The model's outputs: every plate's boxes and scores; and for each way to read a plate (ways_to_read), its
+        crops (its variants one after the other), the rows of 94x24 each crop holds, and the plate it reads."""
+        plate_of, lines = ways_to_read(detections.boxes, detections.lines, self.two_line_aspect)
+        crops = prepare_crops(pixels, detections.boxes[plate_of], self.crop_variants, lines, self.two_line_layout)
         return {
             "output__0": torch.from_numpy(crops).to(self.device),
             "output__1": torch.from_numpy(detections.boxes).to(self.device),
             "output__2": torch.from_numpy(detections.scores).to(self.device),
-            "output__3": torch.from_numpy(crop_rows(detections.lines, self.two_line_layout)).to(self.device),
+            "output__3": torch.from_numpy(crop_rows(lines, self.two_line_layout)).to(self.device),
+            "output__4": torch.from_numpy(plate_of).to(self.device),
         }

@@ -26,7 +26,7 @@ from plates.serving.triton_adapter import set_intra_op_threads
 
 # Where one photo's time goes, in the order it is spent; "reading" is the CTC search and voting, and whatever else
 # plate_recognition does between its calls.
-STAGES = ("decoding", "detector", "crops", "stn", "lprnet", "reading")
+STAGES = ("decoding", "detector", "crops", "stn", "lprnet", "lprnet_rows", "reading")
 
 
 class StageTimer:
@@ -50,7 +50,7 @@ class InProcessPipeline:
         self.detector = DetectorModel(read_config(yolo / "config.pbtxt"), yolo / "1", self.device)
         self.networks = {
             name: torch.jit.load(str(repository / name / "1" / "model.pt"), map_location=self.device).eval()
-            for name in ("stn", "lprnet")
+            for name in ("stn", "lprnet", "lprnet_rows")
         }
         set_intra_op_threads(read_config(repository / "stn" / "config.pbtxt"))
 

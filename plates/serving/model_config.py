@@ -114,3 +114,10 @@ def unit_float(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise ValueError("must be between 0 and 1")
     return value
+
+
+def nonnegative_float(text: str) -> float:
+    value = float(text)
+    if not value >= 0.0:  # NaN too
+        raise ValueError("must be a number, 0 or more")
+    return value

@@ -15,6 +15,7 @@ import torch
 from plates.decoding import read_header
 from plates.exceptions import ModelConfigError, SubModelError
 from plates.recognition.ctc import Reading, vote
+from plates.recognition.layouts import likeliest
 from plates.recognition.rows import join_rows, read_joined, split_rows
 from plates.serving.model_config import ModelConfig, nonnegative_int_list, positive_int, unit_float
 from plates.serving.photo_input import FILE, Photo
@@ -22,8 +23,8 @@ from plates.serving.photo_input import FILE, Photo
 # infer(model_name, inputs by name, output names) -> outputs by name; inputs are tensors, or a BYTES array (a file)
 Infer = Callable[[str, Mapping[str, "torch.Tensor | np.ndarray"], list[str]], dict[str, torch.Tensor]]
 
-# What the orchestrator asks of yolo: crops, boxes, scores, rows.
-DETECTOR_OUTPUTS = ("output__0", "output__1", "output__2", "output__3")
+# What the orchestrator asks of yolo: crops, boxes, scores, and each reading's rows and plate.
+DETECTOR_OUTPUTS = ("output__0", "output__1", "output__2", "output__3", "output__4")
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ class RecognitionSettings:
     candidates: int = 1  # texts listed per plate
     min_text_score: float = 0.0  # a text scoring less is blanked; its candidates stay
     first_look: FirstLook | None = None  # None: every cut of every plate is read
+    two_line_model: str = ""  # the model that reads two-line plates' rows; "": stn and lprnet, as one-line plates
 
     @classmethod
     def from_config(cls, config: ModelConfig) -> "RecognitionSettings":
@@ -80,6 +82,7 @@ class RecognitionSettings:
             candidates=config.parameter("candidates", positive_int),
             min_text_score=config.parameter("min_text_score", unit_float),
             first_look=FirstLook(tuple(cuts), config.parameter("first_look_min_score", unit_float)) if cuts else None,
+            two_line_model=config.parameter("two_line_model", str, default=""),
         )
 
 
@@ -103,10 +106,36 @@ def in_batches(infer: Infer, model: str, batch: torch.Tensor, max_batch_size: in
     return outputs[0] if len(outputs) == 1 else torch.cat(outputs)
 
 
+def row_logits(infer: Infer, rows: torch.Tensor, two_line: np.ndarray, settings: RecognitionSettings) -> torch.Tensor:
+    """The recognizer's logits of each 94x24 row of `rows`: through stn and lprnet, but where `two_line` marks a row
+    of a two-line plate, through `settings.two_line_model` where it names one."""
+    def one_line(batch: torch.Tensor) -> torch.Tensor:
+        return in_batches(infer, "lprnet", in_batches(infer, "stn", batch, settings.max_batch_size),
+                          settings.max_batch_size)
+
+    if not settings.two_line_model or not two_line.any():
+        return one_line(rows)
+    theirs = torch.from_numpy(np.flatnonzero(two_line)).to(rows.device)
+    two = in_batches(infer, settings.two_line_model, rows[theirs], settings.max_batch_size)
+    if two_line.all():
+        return two
+    ours = torch.from_numpy(np.flatnonzero(~two_line)).to(rows.device)
+    one = one_line(rows[ours])
+    if one.shape[1:] != two.shape[1:]:
+        raise ModelConfigError(
+            f"model 'plate_recognition': lprnet gives logits of shape {list(one.shape[1:])} and "
+            f"'{settings.two_line_model}' {list(two.shape[1:])}: parameter 'two_line_model' must name a recognizer "
+            "of lprnet's classes and frames"
+        )
+    logits = one.new_empty((len(two_line), *one.shape[1:]))
+    logits[ours], logits[theirs] = one, two
+    return logits
+
+
 def read_cuts(infer: Infer, crops: torch.Tensor, lines: np.ndarray, settings: RecognitionSettings) -> list[Reading]:
-    """One reading per plate from its crops (a plate of `lines` rows each, each cut the same number of ways, box by
-    box, a two-line plate's rows apart in each): the vote of all its cuts, or of its first look where that decides
-    it."""
+    """One reading per way to read a plate from its crops (of `lines` rows each, each cut the same number of ways,
+    one after the other, a two-line plate's rows apart in each): the vote of all its cuts, or of its first look
+    where that decides it."""
     plates = len(lines)
     per_plate = crops.shape[0] // plates
     rows_of_cut = np.repeat(lines, per_plate)
@@ -114,8 +143,8 @@ def read_cuts(infer: Infer, crops: torch.Tensor, lines: np.ndarray, settings: Re
     def read(cuts: list[int] | None) -> list[Reading]:
         chosen = crops if cuts is None else crops[torch.tensor(cuts, device=crops.device)]
         rows = rows_of_cut if cuts is None else rows_of_cut[cuts]
-        straightened = in_batches(infer, "stn", split_rows(chosen, rows), settings.max_batch_size)
-        logits, frames = join_rows(in_batches(infer, "lprnet", straightened, settings.max_batch_size), rows)
+        logits = row_logits(infer, split_rows(chosen, rows), np.repeat(rows, rows) == 2, settings)
+        logits, frames = join_rows(logits, rows)
         return read_joined(logits.cpu().numpy(), frames.cpu().numpy())
 
     look = settings.first_look
@@ -164,7 +193,9 @@ def recognize(photo: Photo, infer: Infer, settings: RecognitionSettings) -> Plat
     crops, boxes = detected["output__0"], detected["output__1"]
     if boxes.shape[0] == 0:
         return Plates.empty(settings.candidates)
-    readings = read_cuts(infer, crops, detected["output__3"].cpu().numpy(), settings)
+    plate_of = detected["output__4"].cpu().numpy()
+    readings = likeliest(read_cuts(infer, crops, detected["output__3"].cpu().numpy(), settings), plate_of,
+                         boxes.shape[0])
     kept = [r.confidence >= settings.min_text_score for r in readings]
     candidate_texts, candidate_scores = pad_candidates(readings, settings.candidates)
     return Plates(

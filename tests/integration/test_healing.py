@@ -28,7 +28,7 @@ from .test_serve_command import wait_for_text
 # Generous bounds on a shared 2-core machine: the goal, from the kill to a client's first right answer, is 10 s
 # (issue 38; benchmarks/heal_times.py measures it).
 READS_AGAIN_WITHIN_S = 60
-MODELS = ("yolo", "plate_recognition", "stn", "lprnet")
+MODELS = ("yolo", "plate_recognition", "stn", "lprnet", "lprnet_rows")
 # The clients of each kind that send car.jpg without pause meanwhile: 4 in all.
 CLIENTS = {"http": 2, "grpc": 1, "gateway": 1}
 

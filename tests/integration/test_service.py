@@ -14,6 +14,7 @@ from plates.cli.main import main
 from plates.client import PlatesClient
 from plates.evaluation import iou
 from plates.readiness import is_ready
+from plates.training.synthetic import render_plate
 
 from .conftest import inference_count
 
@@ -51,17 +52,17 @@ def test_bench_times_a_photo_both_ways_and_attributes_its_requests_to_each_model
     assert main([*argv, "--frame", "64x48"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("car.jpg as file: 2 requests, concurrency 1:"), lines
-    assert re.match(r"  accepted 2 \([012] over 0.3 s\), refused 0 \(none\), failed 0;", lines[5]), lines
-    assert lines[6].startswith("car.jpg as pixels: 2 requests"), lines
-    by_model = {line.split()[0]: line for line in lines[1:5]}
-    assert set(by_model) == {"plate_recognition", "yolo", "stn", "lprnet"}
+    assert re.match(r"  accepted 2 \([012] over 0.3 s\), refused 0 \(none\), failed 0;", lines[6]), lines
+    assert lines[7].startswith("car.jpg as pixels: 2 requests"), lines
+    by_model = {line.split()[0]: line for line in lines[1:6]}
+    assert set(by_model) == {"plate_recognition", "yolo", "stn", "lprnet", "lprnet_rows"}
     # One plate, cut twice, which its first cut settles: each photo is one stn request of one crop. A server behind
     # the supervisor (the image) also gets its health check's one-crop requests meanwhile.
     requests, items = map(int, re.search(r"(\d+) requests \(\s*(\d+) items\)", by_model["stn"]).groups())
     assert requests >= 2 and items == requests, by_model["stn"]
-    wire = lines[12]
+    wire = lines[14]
     assert wire.startswith("car.jpg: on the wire ") and f"{439 * 780 * 3:,}" not in wire.split(",")[0], wire
-    assert lines[13].startswith("car.jpg@64x48 as file: 2 requests"), lines
+    assert lines[15].startswith("car.jpg@64x48 as file: 2 requests"), lines
     assert any(line.startswith("p50 latency as file relative to car.jpg: car.jpg@64x48 ") for line in lines), lines
 
 
@@ -81,9 +82,24 @@ def test_bench_in_process_puts_the_server_beside_the_same_pipeline_in_one_proces
     served = r"p50 [\d.]+ ms served, [\d.]+ ms in one process; serving adds [+-][\d.]+ %"
     assert re.search(served + r"; served takes [\d.]+ times the detector stage in one process$", lines[both])
     stages = re.findall(r"(\w+) [\d.]+", lines[both + 1].split(":", 1)[1])
-    assert stages == ["decoding", "detector", "crops", "stn", "lprnet", "reading"], lines[both + 1]
+    assert stages == ["decoding", "detector", "crops", "stn", "lprnet", "lprnet_rows", "reading"], lines[both + 1]
     alone = r"its pixels, served: p50 [\d.]+ ms through the pipeline, [\d.]+ ms through the detector alone"
     assert re.match(r"  " + alone + r" \(yolo called directly\): the pipeline takes [\d.]+ times", lines[both + 2])
+
+
+def test_a_square_two_line_plate_is_read_as_one_text_by_its_own_recognizer(triton_url, samples):
+    # A type 1A plate rendered in the GOST typeface, 120 px wide, into car.jpg: the one-class detector boxes it
+    # squarish, so it is read as two rows too, by lprnet_rows, and the rows' reading is the likelier. car.jpg's own
+    # plate, 2.9 times as wide as tall, stays with lprnet, which reads its soft C.
+    photo = cv2.imread(str(samples / "car.jpg"))
+    plate = render_plate("H701HE27", "square", np.random.default_rng(2))
+    height = plate.shape[0] * 120 // plate.shape[1]
+    photo[200 : 200 + height, 300:420] = cv2.resize(plate, (120, height), interpolation=cv2.INTER_AREA)
+    before = inference_count(triton_url, "lprnet_rows")
+    with PlatesClient(triton_url) as client:
+        texts = [p.text for p in client.recognize(photo)]
+    assert sorted(texts) == ["B840CK197", "H701HE27"]
+    assert inference_count(triton_url, "lprnet_rows") > before
 
 
 def test_photo_without_plates_answers_empty_without_calling_the_recognizer(triton_url, samples):
@@ -97,7 +113,8 @@ def test_photo_without_plates_answers_empty_without_calling_the_recognizer(trito
     assert probes in (0, 1) and grown["stn"] == grown["lprnet"] == probes, grown
 
 
-@pytest.mark.parametrize(("model", "shape"), [("stn", [4, 3, 24, 94]), ("lprnet", [4, 23, 18])])
+@pytest.mark.parametrize(("model", "shape"),
+                         [("stn", [4, 3, 24, 94]), ("lprnet", [4, 23, 18]), ("lprnet_rows", [4, 23, 18])])
 def test_recognizer_models_answer_a_batch_of_four(http_client, model, shape):
     batch = np.random.default_rng(0).uniform(-1, 1, (4, 3, 24, 94)).astype(np.float32)
     request = httpclient.InferInput("input__0", list(batch.shape), "FP32")

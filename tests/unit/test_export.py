@@ -8,6 +8,7 @@ from plates.weights import PROJECT_ROOT
 from plates.export import (
     DEFAULT_REPOSITORY,
     build_model_repository,
+    generated_files,
     set_detector_format,
     set_instance_kind,
     trace_checked,
@@ -29,7 +30,7 @@ def test_set_instance_kind_pins_every_model(tmp_path):
     repository = copy_sources(tmp_path)
     set_instance_kind(repository, "gpu")
     configs = sorted(repository.glob("*/config.pbtxt"))
-    assert len(configs) == 4
+    assert len(configs) == 5
     for config in configs:
         text = config.read_text()
         assert "kind: KIND_GPU" in text and "kind: KIND_AUTO" not in text
@@ -66,8 +67,9 @@ def test_the_repositorys_own_weights_build_the_model_repository(tmp_path):
     # A fresh clone with no ../shared beside it builds and serves: weights/ holds every weight it serves.
     built = build_model_repository(copy_sources(tmp_path), weights_dir=PROJECT_ROOT / "weights")
     assert [path.name for path in built] == [
-        "model.pt", "model.pt", "plate_detector.pt", "plate_detector.onnx", "photo", "photo"
+        "model.pt", "model.pt", "plate_detector.pt", "plate_detector.onnx", "model.pt", "photo", "photo"
     ]
+    assert built == generated_files(tmp_path / "model_repository")
     assert all(path.is_file() for path in built)
 
 

@@ -65,7 +65,7 @@ def test_every_model_answering_is_healthy(fake_triton):
     report = deep_check(url)
     assert report.healthy and report.summary().startswith("healthy: plate_recognition ok")
     # plate_recognition calls yolo itself: a dead yolo fails that request.
-    assert [model for model, _ in seen] == ["plate_recognition", "stn", "lprnet"]
+    assert [model for model, _ in seen] == ["plate_recognition", "stn", "lprnet", "lprnet_rows"]
     photo = seen[0][1]["inputs"][0]
     assert photo["datatype"] == "UINT8" and len(photo["data"]) == photo["shape"][0] * photo["shape"][1] * 3
 
@@ -92,7 +92,7 @@ def test_no_server_is_unhealthy(capsys):
 
 
 def test_probes_are_shaped_as_each_model_takes_them():
-    assert PROBES["stn"]["shape"] == PROBES["lprnet"]["shape"] == [1, 3, 24, 94]
+    assert PROBES["stn"]["shape"] == PROBES["lprnet"]["shape"] == PROBES["lprnet_rows"]["shape"] == [1, 3, 24, 94]
     assert len(PROBES["stn"]["data"]) == 3 * 24 * 94
 
 
@@ -107,27 +107,31 @@ def test_a_model_is_served_when_it_answered_requests_since_and_failed_none():
 def test_the_supervisors_check_probes_only_the_models_without_traffic_since_its_last_check(fake_triton):
     url, statuses, seen = fake_triton
     check = TrafficAwareCheck(timeout=5)
-    statuses["counts"] = {"plate_recognition": (1, 0), "yolo": (1, 0), "stn": (1, 0), "lprnet": (1, 0)}
+    statuses["counts"] = {"plate_recognition": (1, 0), "yolo": (1, 0), "stn": (1, 0), "lprnet": (1, 0),
+                          "lprnet_rows": (1, 0)}
     assert check(url).healthy
     # Nothing to compare with yet: every probe, then the counts again, which the probes' answers changed.
-    assert [model for model, _ in seen] == ["stats", "plate_recognition", "stn", "lprnet", "stats"]
-    # Clients' requests since, none of them with a plate for lprnet.
-    statuses["counts"] = {"plate_recognition": (9, 0), "yolo": (9, 0), "stn": (3, 0), "lprnet": (1, 0)}
+    assert [model for model, _ in seen] == ["stats", "plate_recognition", "stn", "lprnet", "lprnet_rows", "stats"]
+    # Clients' requests since, none of them with a plate for lprnet, nor with a two-line plate.
+    statuses["counts"] = {"plate_recognition": (9, 0), "yolo": (9, 0), "stn": (3, 0), "lprnet": (1, 0),
+                          "lprnet_rows": (1, 0)}
     seen.clear()
     report = check(url)
-    assert [model for model, _ in seen] == ["stats", "lprnet", "stats"]
+    assert [model for model, _ in seen] == ["stats", "lprnet", "lprnet_rows", "stats"]
     assert report.healthy and report.summary().startswith("healthy: plate_recognition served, stn served, lprnet ok")
     # Traffic on every model: no probe, and the one reading stands for the next check.
-    statuses["counts"] = {"plate_recognition": (10, 0), "yolo": (10, 0), "stn": (4, 0), "lprnet": (2, 0)}
+    statuses["counts"] = {"plate_recognition": (10, 0), "yolo": (10, 0), "stn": (4, 0), "lprnet": (2, 0),
+                          "lprnet_rows": (2, 0)}
     seen.clear()
     assert check(url).healthy and [model for model, _ in seen] == ["stats"]
     assert check.counts == statuses["counts"]
     # yolo's stub died: its calls fail, while plate_recognition, which answers its clients that error, succeeds.
-    statuses["counts"] = {"plate_recognition": (13, 0), "yolo": (10, 3), "stn": (5, 0), "lprnet": (2, 0)}
+    statuses["counts"] = {"plate_recognition": (13, 0), "yolo": (10, 3), "stn": (5, 0), "lprnet": (2, 0),
+                          "lprnet_rows": (2, 0)}
     statuses["plate_recognition"] = 500
     seen.clear()
     report = check(url)
-    assert [model for model, _ in seen] == ["stats", "plate_recognition", "lprnet", "stats"]
+    assert [model for model, _ in seen] == ["stats", "plate_recognition", "lprnet", "lprnet_rows", "stats"]
     assert [m.model for m in report.failed] == ["plate_recognition"]
 
 

@@ -41,6 +41,7 @@ class FakeModels:
                 "output__1": torch.arange(n * 4, dtype=torch.float32).reshape(n, 4),
                 "output__2": torch.linspace(0.9, 0.5, n),
                 "output__3": torch.ones(n, dtype=torch.int64),
+                "output__4": torch.arange(n),
             }
         batch = inputs["input__0"]
         self.calls.append((model, batch.shape[0]))
@@ -124,6 +125,7 @@ def test_recognize_votes_over_the_cuts_of_each_plate():
                 answer["output__1"] = answer["output__1"][:2]
                 answer["output__2"] = answer["output__2"][:2]
                 answer["output__3"] = answer["output__3"][:2]
+                answer["output__4"] = answer["output__4"][:2]
             return answer
 
     models = ThreeCuts(["B840OK197", "B840CK197", "B840CK197", "A123BC78", "", "A123BC78"])
@@ -186,6 +188,7 @@ class CutModels:
                 "output__1": torch.zeros(self.plates, 4),
                 "output__2": torch.ones(self.plates),
                 "output__3": torch.ones(self.plates, dtype=torch.int64),
+                "output__4": torch.arange(self.plates),
             }
         if model == "stn":
             return {"output__0": batch}
@@ -270,8 +273,10 @@ class RowModels:
     """yolo cuts each plate twice, a two-line plate's rows apart in its 188 px crops; every row of every crop holds its
     own number (from 1: a one-line crop is zero past its row), and lprnet reads row n as `row_texts[n]`."""
 
-    def __init__(self, plates: list[list[str]]):
+    def __init__(self, plates: list[list[str]], plate_of: list[int] | None = None):
         self.lines = [len(rows) for rows in plates]
+        self.plate_of = list(range(len(plates))) if plate_of is None else plate_of
+        self.by_model: dict[str, list[str]] = {}
         self.crops = torch.zeros(2 * len(plates), 3, 24, 188)
         self.row_texts = [""]
         for plate, rows in enumerate(plates):
@@ -285,14 +290,16 @@ class RowModels:
     def __call__(self, model, inputs, outputs):
         batch = inputs["input__0"]
         if model == "yolo":
-            n = len(self.lines)
+            n = max(self.plate_of) + 1
             return {"output__0": self.crops, "output__1": torch.zeros(n, 4), "output__2": torch.ones(n),
-                    "output__3": torch.tensor(self.lines)}
+                    "output__3": torch.tensor(self.lines), "output__4": torch.tensor(self.plate_of)}
         self.widths.add(batch.shape[-1])
         if model == "stn":
             return {"output__0": batch}
         self.rows_read += batch.shape[0]
-        return {"output__0": torch.stack([logits_reading(self.row_texts[int(n)]) for n in batch[:, 0, 0, 0]])}
+        texts = [self.row_texts[int(n)] for n in batch[:, 0, 0, 0]]
+        self.by_model.setdefault(model, []).extend(texts)
+        return {"output__0": torch.stack([logits_reading(text) for text in texts])}
 
 
 @pytest.mark.parametrize("first_look", [None, FirstLook((0,), 0.0)])
@@ -302,3 +309,32 @@ def test_a_two_line_plates_rows_are_read_apart_and_decoded_as_one_text(first_loo
     assert plates.texts == ["A123BC77", "H701HE27", "8343AT50"]
     assert models.widths == {94}  # the recognizer sees one row at a time
     assert models.rows_read == (5 if first_look else 10)  # 1 + 2 + 2 rows a cut
+
+
+def test_two_line_plates_rows_go_to_the_two_line_model_and_one_line_plates_to_lprnet():
+    models = RowModels([["A123BC77"], ["H701", "HE27"], ["8343", "AT50"]])
+    plates = recognize(PHOTO, models, RecognitionSettings(max_batch_size=4, two_line_model="lprnet_rows"))
+    assert plates.texts == ["A123BC77", "H701HE27", "8343AT50"]
+    assert models.by_model == {"lprnet_rows": ["H701", "HE27"] * 2 + ["8343", "AT50"] * 2, "lprnet": ["A123BC77"] * 2}
+
+
+def test_a_plate_read_two_ways_keeps_its_likelier_reading():
+    # Plate 0 as one row (a reading that is no plate) and as two; plate 1 as one row, read well, and as two.
+    models = RowModels([["H7"], ["H701", "HE27"], ["A123BC77"], ["A123", "BC77"]], plate_of=[0, 0, 1, 1])
+    models.row_texts = [text if text != "A123" else "A" for text in models.row_texts]  # its rows make no plate
+    plates = recognize(PHOTO, models, RecognitionSettings(max_batch_size=32, two_line_model="lprnet_rows"))
+    assert plates.texts == ["H701HE27", "A123BC77"]
+    assert plates.boxes.shape == (2, 4) and plates.candidates.shape == (2, 1)
+
+
+def test_a_two_line_model_of_other_frames_than_lprnets_is_named():
+    class OtherFrames(RowModels):
+        def __call__(self, model, inputs, outputs):
+            answer = super().__call__(model, inputs, outputs)
+            if model == "lprnet_rows":
+                answer["output__0"] = answer["output__0"][..., :9]
+            return answer
+
+    models = OtherFrames([["A123BC77"], ["H701", "HE27"]])
+    with pytest.raises(ModelConfigError, match=r"'lprnet_rows' \[23, 9\]: parameter 'two_line_model' must name"):
+        recognize(PHOTO, models, RecognitionSettings(max_batch_size=4, two_line_model="lprnet_rows"))

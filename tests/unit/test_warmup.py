@@ -40,7 +40,7 @@ def test_warm_up_sends_the_photo_as_a_file_through_the_orchestrator_three_times_
     assert re.fullmatch(r"warm-up in [\d.]+ s: 3 photos through plate_recognition \(0 refused, sent again\); "
                         r"then healthy: plate_recognition ok .*", said)  # fmt: skip
     assert report.healthy and [m.model for m in report.models] == list(PROBES)
-    assert [path.split("/")[3] for path, _, _ in seen] == ["plate_recognition"] * 4 + ["stn", "lprnet"]
+    assert [path.split("/")[3] for path, _, _ in seen] == ["plate_recognition"] * 4 + ["stn", "lprnet", "lprnet_rows"]
     path, headers, body = seen[0]
     assert path == "/v2/models/plate_recognition/infer"
     # Triton's binary tensor extension: the JSON header, then the BYTES tensor (its element's length, then it).

@@ -53,6 +53,7 @@ def fake_recognizer(pb_utils, boxes, texts):
             "output__1": torch.tensor(boxes, dtype=torch.float32).reshape(n, 4),
             "output__2": torch.full((n,), 0.8),
             "output__3": torch.ones(n, dtype=torch.int64),
+            "output__4": torch.arange(n),
         },
     )
     pb_utils.MODELS["stn"] = lambda inputs: answer(pb_utils, "stn", {"output__0": crops_of(inputs)})

@@ -57,9 +57,14 @@ def test_yolo_answers_crops_boxes_and_scores_that_agree(load_adapter, pb_utils, 
     assert len(car["output__1"]) >= 1 and len(cat["output__1"]) == 0
     for outputs in (car, cat):
         boxes = len(outputs["output__1"])
-        assert outputs["output__0"].shape == (len(SERVED_VARIANTS) * boxes, 3, 24, 94)
         assert outputs["output__2"].shape == (boxes,)
-        assert outputs["output__3"].tolist() == [1] * boxes  # the served detector: one-line plates only
+        # Every plate read as one row, and a box of a square plate's shape as two rows too, right after.
+        plate_of, rows = outputs["output__4"], outputs["output__3"]
+        assert sorted(set(plate_of.tolist())) == list(range(boxes)) and np.all(np.diff(plate_of) >= 0)
+        assert rows[np.diff(plate_of, prepend=-1) > 0].tolist() == [1] * boxes
+        width = 94 * int(rows.max(initial=1))
+        assert outputs["output__0"].shape == (len(SERVED_VARIANTS) * len(plate_of), 3, 24, width)
+    assert car["output__3"].tolist() == [1]  # car.jpg's plate is 4 times as wide as tall
 
 
 def test_served_crop_variants_are_the_measured_defaults():
@@ -173,9 +178,10 @@ def test_served_detector_runs_on_openvino_in_f32():
     assert parameters["precision"]["string_value"] == "f32"
 
 
-def with_layout(layout):
+def with_layout(layout, aspect="2.5"):
     config = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))
     config["parameters"]["two_line_layout"] = {"string_value": layout}
+    config["parameters"]["two_line_aspect"] = {"string_value": aspect}
     return json.dumps(config)
 
 
@@ -196,3 +202,26 @@ def test_yolo_cuts_a_two_line_plate_in_the_layout_its_config_names(load_adapter,
     outputs = adapter.model.cut(pixels, found)
     assert outputs["output__0"].shape == (2 * len(SERVED_VARIANTS), 3, 24, width)
     assert outputs["output__3"].tolist() == rows
+
+
+@pytest.mark.parametrize(("aspect", "plate_of", "rows"), [("2.5", [0, 1, 1], [1, 1, 2]), ("0", [0, 1], [1, 1])])
+def test_yolo_cuts_a_square_box_of_a_one_class_detector_both_ways(load_adapter, yolo_repository, aspect, plate_of,
+                                                                  rows):
+    from plates.detection import Detections
+
+    adapter = load_yolo(load_adapter, yolo_repository, with_layout("rows", aspect))
+    pixels = np.random.default_rng(0).integers(0, 256, (300, 400, 3), dtype=np.uint8)
+    boxes = np.array([[10, 10, 150, 50], [200, 100, 300, 170]], np.float32)  # 3.5 and 1.4 times as wide as tall
+    outputs = adapter.model.cut(pixels, Detections(boxes, np.array([0.9, 0.8], np.float32)))
+    assert outputs["output__4"].tolist() == plate_of and outputs["output__3"].tolist() == rows
+    assert outputs["output__1"].shape == (2, 4)
+    crops = outputs["output__0"].numpy()
+    assert crops.shape[0] == len(SERVED_VARIANTS) * len(plate_of)
+    if aspect != "0":  # the square box's two readings: the whole cut, and its rows apart
+        one, two = crops[len(SERVED_VARIANTS)], crops[2 * len(SERVED_VARIANTS)]
+        assert np.any(one[..., :94] != two[..., :94]) and not np.any(one[..., 94:]) and np.any(two[..., 94:])
+
+
+def test_yolo_refuses_a_negative_two_line_aspect(load_adapter, yolo_repository):
+    with pytest.raises(Exception, match=r"parameter 'two_line_aspect' = '-1'.*must be a number, 0 or more"):
+        load_yolo(load_adapter, yolo_repository, with_layout("rows", "-1"))
