@@ -3,41 +3,61 @@
 A two-class detector says which plates have two rows (class 1); the committed detector finds plates of one class.
 The box's shape then says which may have two: a square car plate (type 1A, 290x170 mm), a motorcycle's (190x145;
 245x160 before 2018) or a tractor's is 1.3 to 1.7 times as wide as tall, a one-line plate 4.6, and under 2.5 only
-when seen from the side or boxed loosely. So a box less than `two_line_aspect` times as wide as tall is read both
-ways, as one row and as two, and the likelier reading stands. The grammar cannot choose for it: a square plate's
-text has a one-line plate's format.
+when seen from the side or boxed loosely. A one-class detector boxes a two-line plate as it would a one-line plate
+(it learnt no other): often one row only, the bottom one with the region or the top one. So a box less than
+`two_line_aspect` times as wide as tall is read as one row, and as two rows from the box grown upward and grown
+downward to a two-line plate's shape (TWO_LINE_SHAPE), and the likeliest reading stands, with its box. The grammar
+cannot choose for it: a square plate's text has a one-line plate's format.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from plates.recognition.ctc import Reading
 
-
-def ways_to_read(boxes: np.ndarray, lines: np.ndarray, two_line_aspect: float) -> tuple[np.ndarray, np.ndarray]:
-    """Each reading's plate (an index into `boxes`, [N, 4] x1 y1 x2 y2) and rows: every plate as its `lines` say,
-    plate by plate, and a one-line plate whose box is less than `two_line_aspect` times as wide as tall read again
-    right after, as two rows (0: never)."""
-    boxes = np.asarray(boxes, np.float32).reshape(-1, 4)
-    lines = np.asarray(lines, np.int64).reshape(-1)
-    squarish = (lines == 1) & (boxes[:, 2] - boxes[:, 0] < two_line_aspect * (boxes[:, 3] - boxes[:, 1]))
-    plate_of = np.repeat(np.arange(len(boxes)), 1 + squarish.astype(np.int64))
-    rows = lines[plate_of]
-    rows[1:][plate_of[1:] == plate_of[:-1]] = 2
-    return plate_of, rows
+TWO_LINE_SHAPE = 1.6  # width over height: type 1A 1.7, motorcycles' 1.3 and 1.5, tractors' 1.5
 
 
-def likeliest(readings: Sequence[Reading], plate_of: Sequence[int], plates: int) -> list[Reading]:
-    """Each of `plates` plates' likeliest reading of those ways_to_read asked for (`plate_of`: each reading's plate),
-    the first one where they tie, as a plate read one way has."""
-    best: list[Reading | None] = [None] * plates
-    for reading, plate in zip(readings, plate_of):
-        chosen = best[plate]
-        if chosen is None or reading.confidence > chosen.confidence:
-            best[plate] = reading
-    if any(reading is None for reading in best):
-        raise ValueError(f"readings of plates {sorted(set(int(p) for p in plate_of))} leave some of {plates} unread")
-    return best  # type: ignore[return-value]
+@dataclass(frozen=True)
+class Ways:
+    """Every way to read the plates of a photo, plate by plate: the plate each reads (an index into the detector's
+    boxes), its rows (1 or 2) and the box it cuts ([N, 4] x1 y1 x2 y2)."""
+
+    plate_of: np.ndarray
+    rows: np.ndarray
+    boxes: np.ndarray
+
+
+def ways_to_read(boxes: np.ndarray, lines: np.ndarray, two_line_aspect: float, width: int, height: int) -> Ways:
+    """Every plate as its `lines` say, and a one-line plate whose box is less than `two_line_aspect` times as wide as
+    tall (0: none) also as two rows, from its box grown upward and grown downward to TWO_LINE_SHAPE within the
+    `width` x `height` photo (a box already that square, once, as it is)."""
+    plate_of, rows, cut = [], [], []
+    for plate, (box, count) in enumerate(zip(np.asarray(boxes, np.float32).reshape(-1, 4), np.asarray(lines))):
+        plate_of.append(plate), rows.append(int(count)), cut.append(box)
+        x1, y1, x2, y2 = (float(v) for v in box)
+        if count != 1 or not x2 - x1 < two_line_aspect * (y2 - y1):
+            continue
+        missing = max(0.0, (x2 - x1) / TWO_LINE_SHAPE - (y2 - y1))
+        grown = [(x1, max(0.0, y1 - missing), x2, y2), (x1, y1, x2, min(float(height), y2 + missing))]
+        for box_grown in dict.fromkeys(grown):
+            plate_of.append(plate), rows.append(2), cut.append(np.clip(box_grown, 0, [width, height] * 2))
+    return Ways(np.asarray(plate_of, np.int64), np.asarray(rows, np.int64), np.asarray(cut, np.float32).reshape(-1, 4))
+
+
+def likeliest(readings: Sequence[Reading], plate_of: Sequence[int]) -> list[int]:
+    """For each plate, in order, the index of its likeliest reading of those ways_to_read asked for (`plate_of`: each
+    reading's plate), the first one where they tie, as a plate read one way has."""
+    best: dict[int, int] = {}
+    for index, (reading, plate) in enumerate(zip(readings, plate_of)):
+        chosen = best.get(int(plate))
+        if chosen is None or reading.confidence > readings[chosen].confidence:
+            best[int(plate)] = index
+    if sorted(best) != list(range(len(best))) or len(readings) != len(plate_of):
+        raise ValueError(f"readings of plates {sorted(best)} from {len(readings)} readings of {len(plate_of)}: "
+                         "every plate from 0 on must have one")
+    return [best[plate] for plate in range(len(best))]

@@ -85,14 +85,15 @@ class DetectorModel:
         return pixels, self.detector.detect(pixels)
 
     def cut(self, pixels: np.ndarray, detections: Detections) -> dict[str, torch.Tensor]:
-        """The model's outputs: every plate's boxes and scores; and for each way to read a plate (ways_to_read), its
-        crops (its variants one after the other), the rows of 94x24 each crop holds, and the plate it reads."""
-        plate_of, lines = ways_to_read(detections.boxes, detections.lines, self.two_line_aspect)
-        crops = prepare_crops(pixels, detections.boxes[plate_of], self.crop_variants, lines, self.two_line_layout)
+        """The model's outputs, one of each for every way to read a plate (ways_to_read), plate by plate: its crops
+        (its variants one after the other), box, the plate's score, the rows of 94x24 each crop holds, and the plate
+        it reads."""
+        ways = ways_to_read(detections.boxes, detections.lines, self.two_line_aspect, pixels.shape[1], pixels.shape[0])
+        crops = prepare_crops(pixels, ways.boxes, self.crop_variants, ways.rows, self.two_line_layout)
         return {
             "output__0": torch.from_numpy(crops).to(self.device),
-            "output__1": torch.from_numpy(detections.boxes).to(self.device),
-            "output__2": torch.from_numpy(detections.scores).to(self.device),
-            "output__3": torch.from_numpy(crop_rows(lines, self.two_line_layout)).to(self.device),
-            "output__4": torch.from_numpy(plate_of).to(self.device),
+            "output__1": torch.from_numpy(ways.boxes).to(self.device),
+            "output__2": torch.from_numpy(detections.scores[ways.plate_of]).to(self.device),
+            "output__3": torch.from_numpy(crop_rows(ways.rows, self.two_line_layout)).to(self.device),
+            "output__4": torch.from_numpy(ways.plate_of).to(self.device),
         }

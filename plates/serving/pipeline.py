@@ -23,7 +23,7 @@ from plates.serving.photo_input import FILE, Photo
 # infer(model_name, inputs by name, output names) -> outputs by name; inputs are tensors, or a BYTES array (a file)
 Infer = Callable[[str, Mapping[str, "torch.Tensor | np.ndarray"], list[str]], dict[str, torch.Tensor]]
 
-# What the orchestrator asks of yolo: crops, boxes, scores, and each reading's rows and plate.
+# What the orchestrator asks of yolo, for each way to read a plate: crops, box, score, rows, and the plate it reads.
 DETECTOR_OUTPUTS = ("output__0", "output__1", "output__2", "output__3", "output__4")
 
 
@@ -72,6 +72,7 @@ class RecognitionSettings:
     min_text_score: float = 0.0  # a text scoring less is blanked; its candidates stay
     first_look: FirstLook | None = None  # None: every cut of every plate is read
     two_line_model: str = ""  # the model that reads two-line plates' rows; "": stn and lprnet, as one-line plates
+    other_ways_below: float = 1.0  # a plate's other ways are read unless its first way reads at least this
 
     @classmethod
     def from_config(cls, config: ModelConfig) -> "RecognitionSettings":
@@ -83,6 +84,7 @@ class RecognitionSettings:
             min_text_score=config.parameter("min_text_score", unit_float),
             first_look=FirstLook(tuple(cuts), config.parameter("first_look_min_score", unit_float)) if cuts else None,
             two_line_model=config.parameter("two_line_model", str, default=""),
+            other_ways_below=config.parameter("other_ways_below", unit_float, default=1.0),
         )
 
 
@@ -174,6 +176,28 @@ def read_cuts(infer: Infer, crops: torch.Tensor, lines: np.ndarray, settings: Re
     return looks
 
 
+def read_ways(
+    infer: Infer, crops: torch.Tensor, rows: np.ndarray, plate_of: np.ndarray, settings: RecognitionSettings
+) -> tuple[list[int], list[Reading]]:
+    """Each plate's reading, and the way it was read (an index into yolo's ways, plates.recognition.layouts): its
+    first way; and its other ways where the first reads under `settings.other_ways_below`, then the likeliest."""
+    per_way = crops.shape[0] // len(rows)
+
+    def read(ways: list[int]) -> dict[int, Reading]:
+        chosen = torch.tensor([way * per_way + cut for way in ways for cut in range(per_way)], device=crops.device)
+        return dict(zip(ways, read_cuts(infer, crops[chosen], rows[ways], settings)))
+
+    first = np.flatnonzero(np.diff(plate_of, prepend=-1) > 0).tolist()
+    readings = read(first)
+    doubtful = {int(plate_of[way]) for way in first if readings[way].confidence < settings.other_ways_below}
+    others = [way for way in range(len(rows)) if way not in readings and int(plate_of[way]) in doubtful]
+    if others:
+        readings.update(read(others))
+    ways = sorted(readings)
+    chosen = [ways[index] for index in likeliest([readings[way] for way in ways], plate_of[ways])]
+    return chosen, [readings[way] for way in chosen]
+
+
 def recognize(photo: Photo, infer: Infer, settings: RecognitionSettings) -> Plates:
     """Every plate of `photo` (as plates.serving.photo_input.photo_input gives it): its box and score, its text
     where text_score >= `settings.min_text_score` ("" and 0 otherwise), and its `settings.candidates` likeliest texts
@@ -193,15 +217,14 @@ def recognize(photo: Photo, infer: Infer, settings: RecognitionSettings) -> Plat
     crops, boxes = detected["output__0"], detected["output__1"]
     if boxes.shape[0] == 0:
         return Plates.empty(settings.candidates)
-    plate_of = detected["output__4"].cpu().numpy()
-    readings = likeliest(read_cuts(infer, crops, detected["output__3"].cpu().numpy(), settings), plate_of,
-                         boxes.shape[0])
+    rows, plate_of = (detected[name].cpu().numpy() for name in ("output__3", "output__4"))
+    chosen, readings = read_ways(infer, crops, rows, plate_of, settings)
     kept = [r.confidence >= settings.min_text_score for r in readings]
     candidate_texts, candidate_scores = pad_candidates(readings, settings.candidates)
     return Plates(
-        boxes=boxes.cpu().numpy().astype(np.float32),
+        boxes=boxes.cpu().numpy().astype(np.float32)[chosen],
         texts=[r.text if keep else "" for r, keep in zip(readings, kept)],
-        scores=detected["output__2"].cpu().numpy().astype(np.float32),
+        scores=detected["output__2"].cpu().numpy().astype(np.float32)[chosen],
         text_scores=np.array([r.confidence if keep else 0.0 for r, keep in zip(readings, kept)], np.float32),
         candidates=candidate_texts,
         candidate_scores=candidate_scores,

@@ -2,45 +2,54 @@ import numpy as np
 import pytest
 
 from plates.recognition.ctc import Reading
-from plates.recognition.layouts import likeliest, ways_to_read
+from plates.recognition.layouts import TWO_LINE_SHAPE, likeliest, ways_to_read
 
-# A one-line plate seen straight (4.5 times as wide as tall), a square plate (1.6), a plate seen from the side (2.4).
-BOXES = np.array([[0, 0, 90, 20], [100, 0, 148, 30], [200, 0, 248, 20]], np.float32)
+# A one-line plate seen straight (4.5 times as wide as tall), a two-line plate's bottom row as a one-class detector
+# boxes it (2.4), and a square plate boxed whole (1.6).
+BOXES = np.array([[0, 100, 90, 120], [100, 100, 148, 120], [200, 100, 248, 130]], np.float32)
 
 
-def test_a_box_of_a_square_plates_shape_is_read_as_one_row_and_as_two():
-    plate_of, rows = ways_to_read(BOXES, np.ones(3, np.int64), 2.5)
-    assert plate_of.tolist() == [0, 1, 1, 2, 2]
-    assert rows.tolist() == [1, 1, 2, 1, 2]
+def test_a_box_of_a_square_shape_is_read_as_one_row_and_as_two_grown_up_and_down_to_a_two_line_plates_shape():
+    ways = ways_to_read(BOXES, np.ones(3, np.int64), 3.0, width=400, height=300)
+    assert ways.plate_of.tolist() == [0, 1, 1, 1, 2, 2]
+    assert ways.rows.tolist() == [1, 1, 2, 2, 1, 2]
+    missing = 48 / TWO_LINE_SHAPE - 20  # 10 px more makes it 1.6 times as wide as tall
+    np.testing.assert_allclose(ways.boxes[2], [100, 100 - missing, 148, 120])  # grown upward
+    np.testing.assert_allclose(ways.boxes[3], [100, 100, 148, 120 + missing])  # grown downward
+    assert ways.boxes[5].tolist() == BOXES[2].tolist()  # already square enough: read once more, as it is
+
+
+def test_a_grown_box_stays_in_the_photo():
+    ways = ways_to_read(np.array([[10, 2, 58, 22]], np.float32), np.ones(1), 3.0, width=60, height=30)
+    assert ways.boxes[1].tolist() == [10, 0, 58, 22] and ways.boxes[2].tolist() == [10, 2, 58, 30]
 
 
 def test_the_detectors_class_alone_says_where_the_aspect_is_0():
-    plate_of, rows = ways_to_read(BOXES, np.array([1, 2, 1]), 0.0)
-    assert plate_of.tolist() == [0, 1, 2] and rows.tolist() == [1, 2, 1]
+    ways = ways_to_read(BOXES, np.array([1, 2, 1]), 0.0, width=400, height=300)
+    assert ways.plate_of.tolist() == [0, 1, 2] and ways.rows.tolist() == [1, 2, 1]
+    assert np.array_equal(ways.boxes, BOXES)
 
 
 def test_a_plate_the_detector_calls_two_line_is_read_once_as_two_rows():
-    plate_of, rows = ways_to_read(BOXES, np.array([1, 2, 1]), 2.0)
-    assert plate_of.tolist() == [0, 1, 2] and rows.tolist() == [1, 2, 1]
+    ways = ways_to_read(BOXES, np.array([1, 2, 2]), 3.0, width=400, height=300)
+    assert ways.plate_of.tolist() == [0, 1, 2] and ways.rows.tolist() == [1, 2, 2]
 
 
 def test_no_box_no_reading():
-    plate_of, rows = ways_to_read(np.zeros((0, 4), np.float32), np.zeros(0, np.int64), 2.5)
-    assert plate_of.shape == rows.shape == (0,)
+    ways = ways_to_read(np.zeros((0, 4), np.float32), np.zeros(0, np.int64), 3.0, width=400, height=300)
+    assert ways.plate_of.shape == ways.rows.shape == (0,) and ways.boxes.shape == (0, 4)
 
 
 def reading(text, score):
     return Reading(((text, score),)) if text else Reading()
 
 
-def test_the_likelier_reading_of_a_plate_stands_and_the_first_where_they_tie():
+def test_the_likeliest_reading_of_a_plate_stands_and_the_first_where_they_tie():
     readings = [reading("A123BC77", 0.9), reading("H701HE27", 0.2), reading("H701HE27", 0.6), reading("", 0),
                 reading("", 0), reading("B840CK197", 0.5), reading("B840CK197", 0.5)]
-    chosen = likeliest(readings, [0, 1, 1, 2, 2, 3, 3], 4)
-    assert [r.text for r in chosen] == ["A123BC77", "H701HE27", "", "B840CK197"]
-    assert chosen[1].confidence == 0.6 and chosen[3] is readings[5]
+    assert likeliest(readings, [0, 1, 1, 2, 2, 3, 3]) == [0, 2, 3, 5]
 
 
 def test_a_plate_no_reading_covers_is_an_error_not_a_blank():
-    with pytest.raises(ValueError, match="leave some of 2 unread"):
-        likeliest([reading("A123BC77", 0.9)], [0], 2)
+    with pytest.raises(ValueError, match="every plate from 0 on must have one"):
+        likeliest([reading("A123BC77", 0.9)], [1])

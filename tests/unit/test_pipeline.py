@@ -290,9 +290,10 @@ class RowModels:
     def __call__(self, model, inputs, outputs):
         batch = inputs["input__0"]
         if model == "yolo":
-            n = max(self.plate_of) + 1
-            return {"output__0": self.crops, "output__1": torch.zeros(n, 4), "output__2": torch.ones(n),
-                    "output__3": torch.tensor(self.lines), "output__4": torch.tensor(self.plate_of)}
+            n = len(self.plate_of)  # one box and score for each way to read a plate: the way's index in the box
+            return {"output__0": self.crops, "output__1": torch.arange(n).float()[:, None].expand(n, 4),
+                    "output__2": torch.ones(n), "output__3": torch.tensor(self.lines),
+                    "output__4": torch.tensor(self.plate_of)}
         self.widths.add(batch.shape[-1])
         if model == "stn":
             return {"output__0": batch}
@@ -318,13 +319,14 @@ def test_two_line_plates_rows_go_to_the_two_line_model_and_one_line_plates_to_lp
     assert models.by_model == {"lprnet_rows": ["H701", "HE27"] * 2 + ["8343", "AT50"] * 2, "lprnet": ["A123BC77"] * 2}
 
 
-def test_a_plate_read_two_ways_keeps_its_likelier_reading():
+def test_a_plate_read_two_ways_keeps_its_likelier_reading_and_its_box():
     # Plate 0 as one row (a reading that is no plate) and as two; plate 1 as one row, read well, and as two.
     models = RowModels([["H7"], ["H701", "HE27"], ["A123BC77"], ["A123", "BC77"]], plate_of=[0, 0, 1, 1])
     models.row_texts = [text if text != "A123" else "A" for text in models.row_texts]  # its rows make no plate
     plates = recognize(PHOTO, models, RecognitionSettings(max_batch_size=32, two_line_model="lprnet_rows"))
     assert plates.texts == ["H701HE27", "A123BC77"]
-    assert plates.boxes.shape == (2, 4) and plates.candidates.shape == (2, 1)
+    assert plates.boxes[:, 0].tolist() == [1, 2]  # the box each reading that stands cut
+    assert plates.scores.shape == (2,) and plates.candidates.shape == (2, 1)
 
 
 def test_a_two_line_model_of_other_frames_than_lprnets_is_named():
@@ -338,3 +340,12 @@ def test_a_two_line_model_of_other_frames_than_lprnets_is_named():
     models = OtherFrames([["A123BC77"], ["H701", "HE27"]])
     with pytest.raises(ModelConfigError, match=r"'lprnet_rows' \[23, 9\]: parameter 'two_line_model' must name"):
         recognize(PHOTO, models, RecognitionSettings(max_batch_size=4, two_line_model="lprnet_rows"))
+
+
+def test_a_plates_other_ways_are_read_only_where_its_first_way_reads_it_under_other_ways_below():
+    # Plate 0: one row read well, so its two-row way is never read; plate 1: one row reads no plate, so its rows are.
+    models = RowModels([["A123BC77"], ["B123", "AB77"], ["H7"], ["H701", "HE27"]], plate_of=[0, 0, 1, 1])
+    settings = RecognitionSettings(max_batch_size=32, two_line_model="lprnet_rows", other_ways_below=0.3)
+    plates = recognize(PHOTO, models, settings)
+    assert plates.texts == ["A123BC77", "H701HE27"] and plates.boxes[:, 0].tolist() == [0, 3]
+    assert models.by_model["lprnet_rows"] == ["H701", "HE27"] * 2

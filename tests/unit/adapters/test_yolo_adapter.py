@@ -56,15 +56,17 @@ def test_yolo_answers_crops_boxes_and_scores_that_agree(load_adapter, pb_utils, 
     car, cat = (outputs_of(r) for r in responses)
     assert len(car["output__1"]) >= 1 and len(cat["output__1"]) == 0
     for outputs in (car, cat):
-        boxes = len(outputs["output__1"])
-        assert outputs["output__2"].shape == (boxes,)
-        # Every plate read as one row, and a box of a square plate's shape as two rows too, right after.
+        # One of each for every way to read a plate: each plate as one row, and a box of a square shape as two rows
+        # too, right after.
         plate_of, rows = outputs["output__4"], outputs["output__3"]
-        assert sorted(set(plate_of.tolist())) == list(range(boxes)) and np.all(np.diff(plate_of) >= 0)
-        assert rows[np.diff(plate_of, prepend=-1) > 0].tolist() == [1] * boxes
+        ways = len(plate_of)
+        assert outputs["output__1"].shape == (ways, 4) and outputs["output__2"].shape == (ways,)
+        firsts = np.diff(plate_of, prepend=-1) > 0
+        assert plate_of[firsts].tolist() == list(range(firsts.sum())) and rows[firsts].tolist() == [1] * firsts.sum()
         width = 94 * int(rows.max(initial=1))
-        assert outputs["output__0"].shape == (len(SERVED_VARIANTS) * len(plate_of), 3, 24, width)
-    assert car["output__3"].tolist() == [1]  # car.jpg's plate is 4 times as wide as tall
+        assert outputs["output__0"].shape == (len(SERVED_VARIANTS) * ways, 3, 24, width)
+    # car.jpg's 38x13 px plate is 2.9 times as wide as tall: read as one row, and as two from its box grown each way.
+    assert car["output__3"].tolist() == [1, 2, 2] and car["output__4"].tolist() == [0, 0, 0]
 
 
 def test_served_crop_variants_are_the_measured_defaults():
@@ -204,20 +206,22 @@ def test_yolo_cuts_a_two_line_plate_in_the_layout_its_config_names(load_adapter,
     assert outputs["output__3"].tolist() == rows
 
 
-@pytest.mark.parametrize(("aspect", "plate_of", "rows"), [("2.5", [0, 1, 1], [1, 1, 2]), ("0", [0, 1], [1, 1])])
+@pytest.mark.parametrize(("aspect", "plate_of", "rows"), [("3", [0, 1, 1, 1], [1, 1, 2, 2]), ("0", [0, 1], [1, 1])])
 def test_yolo_cuts_a_square_box_of_a_one_class_detector_both_ways(load_adapter, yolo_repository, aspect, plate_of,
                                                                   rows):
     from plates.detection import Detections
 
     adapter = load_yolo(load_adapter, yolo_repository, with_layout("rows", aspect))
     pixels = np.random.default_rng(0).integers(0, 256, (300, 400, 3), dtype=np.uint8)
-    boxes = np.array([[10, 10, 150, 50], [200, 100, 300, 170]], np.float32)  # 3.5 and 1.4 times as wide as tall
+    boxes = np.array([[10, 10, 150, 50], [200, 100, 300, 140]], np.float32)  # 3.5 and 2.5 times as wide as tall
     outputs = adapter.model.cut(pixels, Detections(boxes, np.array([0.9, 0.8], np.float32)))
     assert outputs["output__4"].tolist() == plate_of and outputs["output__3"].tolist() == rows
-    assert outputs["output__1"].shape == (2, 4)
+    assert outputs["output__2"].tolist() == pytest.approx([0.9, 0.8, 0.8, 0.8][: len(plate_of)])
     crops = outputs["output__0"].numpy()
     assert crops.shape[0] == len(SERVED_VARIANTS) * len(plate_of)
-    if aspect != "0":  # the square box's two readings: the whole cut, and its rows apart
+    if aspect != "0":  # the second box read as one row, and as two from it grown upward and downward
+        assert outputs["output__1"][2:, [0, 2]].tolist() == [[200, 300]] * 2
+        assert outputs["output__1"][2, 1] < 100 and outputs["output__1"][3, 3] > 140
         one, two = crops[len(SERVED_VARIANTS)], crops[2 * len(SERVED_VARIANTS)]
         assert np.any(one[..., :94] != two[..., :94]) and not np.any(one[..., 94:]) and np.any(two[..., 94:])
 
