@@ -39,6 +39,8 @@ RULES = {
     "grown upward, under 2.5": (("up",), 2.5, 1.01),
     "grown upward or downward, under 3": (("up", "down"), 3.0, 1.01),
     "the same, where one row reads under 0.3 (served)": (("up", "down"), 3.0, 0.3),
+    "the same, under 3.5": (("up", "down"), 3.5, 0.3),
+    "the same, under 4": (("up", "down"), 4.0, 0.3),
 }
 
 
