@@ -2,7 +2,8 @@
 
 STN and LPRNet (and the two-line rows' pair, as one network) are traced to TorchScript and checked against their
 eager outputs; the detector weights are copied next to the `yolo` adapter and exported to ONNX beside them; the
-warm-up photo is written where model_warmup reads it. Only these files are generated: configs and adapters are committed.
+warm-up photo is written where model_warmup reads it. Only these files are generated: configs and adapters are
+committed.
 """
 
 from __future__ import annotations
