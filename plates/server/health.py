@@ -63,6 +63,8 @@ RELOADING = "reloading"  # the detail of a model the supervisor is loading again
 VERDICT_DIR_VARIABLE = "PLATES_HEALTH_DIR"
 # The supervisor writes twice a second; a healthy verdict this old is from a supervisor that stopped watching.
 VERDICT_FRESH_S = 10.0
+# How long after a model's reload an answer that it does not serve is still the reload's (reloading()).
+RELOADED_GRACE_S = 10.0
 
 
 def _tensor(name: str, datatype: str, shape: list[int], value: int | float) -> dict:
@@ -248,9 +250,18 @@ def dead_not_busy(report: HealthReport, failing: Mapping[str, str]) -> HealthRep
 
 
 def reloading(url: str) -> list[str]:
-    """The models the supervisor watching the server at `url` says it is loading again; none without one."""
+    """The models the supervisor watching the server at `url` says it is loading again, or loaded again less than
+    RELOADED_GRACE_S ago; none without one. Requests queued on a model's old version wait out its reload and are
+    then answered that it does not serve, after the supervisor has called it healthy: they too were lost to it."""
     verdict = read_verdict(url)
-    return [] if verdict is None else verdict.reloading
+    if verdict is None:
+        return []
+    try:
+        reloaded = json.loads(verdict_path(url).read_text()).get("reloaded", {})
+        recent = [model for model, at in reloaded.items() if time.time() - float(at) < RELOADED_GRACE_S]
+    except (OSError, ValueError, AttributeError, TypeError):
+        recent = []
+    return list(dict.fromkeys([*verdict.reloading, *recent]))
 
 
 def verdict_path(url: str) -> Path:
@@ -260,10 +271,12 @@ def verdict_path(url: str) -> Path:
     return Path(folder) / f"plates-health-{urlsplit(normalize_url(url)).port or 80}.json"
 
 
-def write_verdict(url: str, report: HealthReport) -> None:
-    """The supervisor's verdict, replacing the last at once: a reader never sees half a file."""
+def write_verdict(url: str, report: HealthReport, reloaded: dict[str, float] | None = None) -> None:
+    """The supervisor's verdict, and when it last loaded each model again (`reloaded`, time.time()), replacing the
+    last at once: a reader never sees half a file."""
     path = verdict_path(url)
-    record = {"pid": os.getpid(), "written": time.time(), "models": [asdict(m) for m in report.models]}
+    record = {"pid": os.getpid(), "written": time.time(), "models": [asdict(m) for m in report.models],
+              "reloaded": dict(reloaded or {})}  # fmt: skip
     partial = path.with_name(f".{path.name}.{os.getpid()}")
     partial.write_text(json.dumps(record))
     os.replace(partial, path)

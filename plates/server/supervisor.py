@@ -141,6 +141,7 @@ class Supervisor:
         self.stopping = threading.Event()
         self.restarts = 0
         self.reloads = 0
+        self.reloaded: dict[str, float] = {}  # model: when it was last loaded again, time.time()
         self.verdict = STARTING
         self._unwritable: str | None = None
         self._watched: tuple[int | None, frozenset[str]] = (None, frozenset())  # a server's pid, its stubs' models
@@ -199,6 +200,7 @@ class Supervisor:
         if not report.healthy:
             return False
         self.reloads += 1
+        self.reloaded.update(dict.fromkeys(models, time.time()))
         self.publish(report)
         for stub in failure.dead:
             if stub.is_running():  # a zombie: gone, had Triton reaped it when it unloaded its model
@@ -272,7 +274,7 @@ class Supervisor:
         them the supervisor's evidence (they probe instead), never the watch; it is logged once."""
         self.verdict = verdict
         try:
-            write_verdict(self.server.url, verdict)
+            write_verdict(self.server.url, verdict, self.reloaded)
             self._unwritable = None
         except OSError as error:
             if self._unwritable != str(error):

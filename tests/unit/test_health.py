@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import json
+import time
 from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from plates.server.health import (
     PROBES,
+    RELOADED_GRACE_S,
     HealthReport,
     ModelHealth,
     TrafficAwareCheck,
     deep_check,
     failing_since,
     main,
+    reloading,
     request_counts,
     served_since,
     write_verdict,
@@ -176,3 +179,17 @@ def test_a_supervisors_verdict_is_every_callers_answer_without_a_probe(fake_trit
     assert seen == []
     # The supervisor's own check probes and never reads its own verdict.
     assert TrafficAwareCheck(timeout=5, reads_verdict=False)(url).healthy and seen
+
+
+def test_a_model_counts_as_reloading_while_it_reloads_and_for_a_grace_after(monkeypatch):
+    # What the gateway asks when plate_recognition does not serve: requests queued on its old version wait out the
+    # reload and are answered after the supervisor has called it healthy again.
+    url = "localhost:8000"
+    healthy = HealthReport((ModelHealth("plate_recognition", True, "ok", 0.01),))
+    write_verdict(url, HealthReport((ModelHealth("yolo", False, "reloading: its stub exited", 0.0),)))
+    assert reloading(url) == ["yolo"]
+    now = time.time()
+    write_verdict(url, healthy, {"plate_recognition": now - 5, "stn": now - RELOADED_GRACE_S - 1})
+    assert reloading(url) == ["plate_recognition"]
+    monkeypatch.setattr(time, "time", lambda: now + 6)  # the reload 11 s ago, the verdict still fresh
+    assert reloading(url) == []

@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from plates.exceptions import ModelLoadError
-from plates.server.health import HealthReport, ModelHealth, deep_check, read_verdict, verdict_path
+from plates.server.health import HealthReport, ModelHealth, deep_check, read_verdict, reloading, verdict_path
 from plates.server.launcher import LocalServer
 from plates.server.options import ADMIN_HEADER, admin_key, serving_flags
 from plates.server.process import SHM, ChildProcess, TritonProcess, remove_shm
@@ -77,12 +77,14 @@ class FakeReload:
         self.then()
 
 
-def supervise(reports, heal, failures=2, reload=None, probe=PROBED):
-    """Run a supervisor over `reports` (one per check); it stops when they run out."""
+def supervise(reports, heal, failures=2, reload=None, probe=PROBED, at_check=lambda url: None):
+    """Run a supervisor over `reports` (one per check), calling `at_check(url)` at each; it stops when they run
+    out."""
     server, lines = FakeServer(), []
     queue = list(reports)
 
     def check(url):
+        at_check(url)
         if len(queue) == 1:
             supervisor.stop()
         return queue.pop(0)
@@ -100,9 +102,12 @@ def test_one_failed_check_is_not_enough():
 
 @pytest.mark.parametrize("heal", [True, False])
 def test_failures_in_a_row_reload_the_models_the_failed_probe_called_and_triton_stays(heal):
-    reload = FakeReload()
-    code, events, lines = supervise([ORCHESTRATOR_FAILS, ORCHESTRATOR_FAILS, HEALTHY, HEALTHY], heal, reload=reload)
+    reload, said_reloading = FakeReload(), []
+    code, events, lines = supervise([ORCHESTRATOR_FAILS, ORCHESTRATOR_FAILS, HEALTHY, HEALTHY], heal, reload=reload,
+                                    at_check=lambda url: said_reloading.append(reloading(url)))  # fmt: skip
     assert code == 0 and events == []
+    # Healthy again, but what its old versions answer for a while after is still the reload's (health.reloading).
+    assert said_reloading[-1] == ["yolo", "plate_recognition"]
     # yolo first: plate_recognition's reload warms it up through yolo.
     assert reload.calls == [("localhost:1", "the-key", "yolo"), ("localhost:1", "the-key", "plate_recognition")]
     why = "plate_recognition failed 2 health checks in a row"
