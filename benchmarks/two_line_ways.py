@@ -27,7 +27,7 @@ from plates.evaluation import SMALL_WIDTH, iou
 from plates.export import DEFAULT_REPOSITORY
 from plates.recognition.crops import prepare_crops
 from plates.recognition.ctc import Reading, vote
-from plates.recognition.layouts import TWO_LINE_SHAPE
+from plates.recognition.layouts import grown
 from plates.recognition.rows import join_rows, read_joined, split_rows
 from plates.serving.detector_model import DetectorModel
 from plates.serving.model_config import read_config
@@ -42,16 +42,6 @@ RULES = {
     "the same, under 3.5": (("up", "down"), 3.5, 0.3),
     "the same, under 4": (("up", "down"), 4.0, 0.3),
 }
-
-
-def grown(box: list[float], way: str, width: int, height: int) -> list[float]:
-    x1, y1, x2, y2 = box
-    missing = max(0.0, (x2 - x1) / TWO_LINE_SHAPE - (y2 - y1))
-    if way == "up":
-        y1 = max(0.0, y1 - missing)
-    elif way == "down":
-        y2 = min(float(height), y2 + missing)
-    return [x1, y1, x2, y2]
 
 
 class Reader:
@@ -75,7 +65,7 @@ def plates_found(reader: Reader, scenes: Path, records: list[dict], two_line: bo
     found = []
     for record in records:
         image = cv2.imread(str(scenes / record["image"]))
-        height, width = image.shape[:2]
+        height = image.shape[0]
         for box in reader.detector.detector.detect(image).boxes.tolist():
             plate = max(record["plates"], key=lambda p: iou(box, p["box"]), default=None)
             if plate is None or iou(box, plate["box"]) < 0.5 or not plate.get("text"):
@@ -83,7 +73,7 @@ def plates_found(reader: Reader, scenes: Path, records: list[dict], two_line: bo
             if (plate["class"] == TWO_LINE_CLASS) != two_line:
                 continue
             ways = {"one": reader.read(image, box, 1), "as_is": reader.read(image, box, 2)}
-            ways.update({way: reader.read(image, grown(box, way, width, height), 2) for way in ("up", "down")})
+            ways.update({way: reader.read(image, list(grown(box, way == "up", height)), 2) for way in ("up", "down")})
             found.append({"text": plate["text"], "aspect": (box[2] - box[0]) / (box[3] - box[1]), "ways": ways})
     return found
 

@@ -32,20 +32,24 @@ class Ways:
     boxes: np.ndarray
 
 
-def ways_to_read(boxes: np.ndarray, lines: np.ndarray, two_line_aspect: float, width: int, height: int) -> Ways:
+def grown(box: Sequence[float], upward: bool, height: float) -> tuple[float, float, float, float]:
+    """`box` (x1 y1 x2 y2) grown upward or downward to TWO_LINE_SHAPE, within a photo `height` tall; as it is where
+    it is already that square."""
+    x1, y1, x2, y2 = (float(v) for v in box)
+    missing = max(0.0, (x2 - x1) / TWO_LINE_SHAPE - (y2 - y1))
+    return (x1, max(0.0, y1 - missing), x2, y2) if upward else (x1, y1, x2, min(float(height), y2 + missing))
+
+
+def ways_to_read(boxes: np.ndarray, lines: np.ndarray, two_line_aspect: float, height: int) -> Ways:
     """Every plate as its `lines` say, and a one-line plate whose box is less than `two_line_aspect` times as wide as
-    tall (0: none) also as two rows, from its box grown upward and grown downward to TWO_LINE_SHAPE within the
-    `width` x `height` photo (a box already that square, once, as it is)."""
-    plate_of, rows, cut = [], [], []
+    tall (0: none) also as two rows, from its box grown upward and grown downward within the photo `height` tall (a
+    box already that square, once, as it is)."""
+    ways: list[tuple[int, int, Sequence[float]]] = []
     for plate, (box, count) in enumerate(zip(np.asarray(boxes, np.float32).reshape(-1, 4), np.asarray(lines))):
-        plate_of.append(plate), rows.append(int(count)), cut.append(box)
-        x1, y1, x2, y2 = (float(v) for v in box)
-        if count != 1 or not x2 - x1 < two_line_aspect * (y2 - y1):
-            continue
-        missing = max(0.0, (x2 - x1) / TWO_LINE_SHAPE - (y2 - y1))
-        grown = [(x1, max(0.0, y1 - missing), x2, y2), (x1, y1, x2, min(float(height), y2 + missing))]
-        for box_grown in dict.fromkeys(grown):
-            plate_of.append(plate), rows.append(2), cut.append(np.clip(box_grown, 0, [width, height] * 2))
+        ways.append((plate, int(count), box))
+        if count == 1 and box[2] - box[0] < two_line_aspect * (box[3] - box[1]):
+            ways += [(plate, 2, way) for way in dict.fromkeys(grown(box, upward, height) for upward in (True, False))]
+    plate_of, rows, cut = zip(*ways) if ways else ((), (), ())
     return Ways(np.asarray(plate_of, np.int64), np.asarray(rows, np.int64), np.asarray(cut, np.float32).reshape(-1, 4))
 
 

@@ -253,13 +253,14 @@ def reloading(url: str) -> list[str]:
     """The models the supervisor watching the server at `url` says it is loading again, or loaded again less than
     RELOADED_GRACE_S ago; none without one. Requests queued on a model's old version wait out its reload and are
     then answered that it does not serve, after the supervisor has called it healthy: they too were lost to it."""
-    verdict = read_verdict(url)
-    if verdict is None:
+    read = _read_record(url)
+    if read is None:
         return []
+    record, verdict = read
     try:
-        reloaded = json.loads(verdict_path(url).read_text()).get("reloaded", {})
-        recent = [model for model, at in reloaded.items() if time.time() - float(at) < RELOADED_GRACE_S]
-    except (OSError, ValueError, AttributeError, TypeError):
+        reloaded = record.get("reloaded", {}).items()
+        recent = [model for model, at in reloaded if time.time() - float(at) < RELOADED_GRACE_S]
+    except (ValueError, AttributeError, TypeError):
         recent = []
     return list(dict.fromkeys([*verdict.reloading, *recent]))
 
@@ -289,6 +290,12 @@ def remove_verdict(url: str) -> None:
 def read_verdict(url: str) -> HealthReport | None:
     """The verdict of the supervisor watching the server at `url`; None where there is none, or its writer has
     exited (it was about a server that is gone with it)."""
+    read = _read_record(url)
+    return None if read is None else read[1]
+
+
+def _read_record(url: str) -> tuple[dict, HealthReport] | None:
+    """The verdict file's record and its report (read_verdict's), or None."""
     try:
         record = json.loads(verdict_path(url).read_text())
         pid, written = int(record["pid"]), float(record["written"])
@@ -299,8 +306,8 @@ def read_verdict(url: str) -> HealthReport | None:
         return None
     age = time.time() - written
     if report.healthy and age > VERDICT_FRESH_S:
-        return HealthReport((ModelHealth("supervisor", False, f"its last verdict is {age:.0f} s old", 0.0),))
-    return report
+        report = HealthReport((ModelHealth("supervisor", False, f"its last verdict is {age:.0f} s old", 0.0),))
+    return record, report
 
 
 def _running(pid: int) -> bool:

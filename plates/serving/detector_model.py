@@ -88,7 +88,7 @@ class DetectorModel:
         """The model's outputs, one of each for every way to read a plate (ways_to_read), plate by plate: its crops
         (its variants one after the other), box, the plate's score, the rows of 94x24 each crop holds, and the plate
         it reads."""
-        ways = ways_to_read(detections.boxes, detections.lines, self.two_line_aspect, pixels.shape[1], pixels.shape[0])
+        ways = ways_to_read(detections.boxes, detections.lines, self.two_line_aspect, pixels.shape[0])
         crops = prepare_crops(pixels, ways.boxes, self.crop_variants, ways.rows, self.two_line_layout)
         return {
             "output__0": torch.from_numpy(crops).to(self.device),

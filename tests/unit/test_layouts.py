@@ -10,7 +10,7 @@ BOXES = np.array([[0, 100, 90, 120], [100, 100, 148, 120], [200, 100, 248, 130]]
 
 
 def test_a_box_of_a_square_shape_is_read_as_one_row_and_as_two_grown_up_and_down_to_a_two_line_plates_shape():
-    ways = ways_to_read(BOXES, np.ones(3, np.int64), 3.0, width=400, height=300)
+    ways = ways_to_read(BOXES, np.ones(3, np.int64), 3.0, height=300)
     assert ways.plate_of.tolist() == [0, 1, 1, 1, 2, 2]
     assert ways.rows.tolist() == [1, 1, 2, 2, 1, 2]
     missing = 48 / TWO_LINE_SHAPE - 20  # 10 px more makes it 1.6 times as wide as tall
@@ -20,23 +20,23 @@ def test_a_box_of_a_square_shape_is_read_as_one_row_and_as_two_grown_up_and_down
 
 
 def test_a_grown_box_stays_in_the_photo():
-    ways = ways_to_read(np.array([[10, 2, 58, 22]], np.float32), np.ones(1), 3.0, width=60, height=30)
+    ways = ways_to_read(np.array([[10, 2, 58, 22]], np.float32), np.ones(1), 3.0, height=30)
     assert ways.boxes[1].tolist() == [10, 0, 58, 22] and ways.boxes[2].tolist() == [10, 2, 58, 30]
 
 
 def test_the_detectors_class_alone_says_where_the_aspect_is_0():
-    ways = ways_to_read(BOXES, np.array([1, 2, 1]), 0.0, width=400, height=300)
+    ways = ways_to_read(BOXES, np.array([1, 2, 1]), 0.0, height=300)
     assert ways.plate_of.tolist() == [0, 1, 2] and ways.rows.tolist() == [1, 2, 1]
     assert np.array_equal(ways.boxes, BOXES)
 
 
 def test_a_plate_the_detector_calls_two_line_is_read_once_as_two_rows():
-    ways = ways_to_read(BOXES, np.array([1, 2, 2]), 3.0, width=400, height=300)
+    ways = ways_to_read(BOXES, np.array([1, 2, 2]), 3.0, height=300)
     assert ways.plate_of.tolist() == [0, 1, 2] and ways.rows.tolist() == [1, 2, 2]
 
 
 def test_no_box_no_reading():
-    ways = ways_to_read(np.zeros((0, 4), np.float32), np.zeros(0, np.int64), 3.0, width=400, height=300)
+    ways = ways_to_read(np.zeros((0, 4), np.float32), np.zeros(0, np.int64), 3.0, height=300)
     assert ways.plate_of.shape == ways.rows.shape == (0,) and ways.boxes.shape == (0, 4)
 
 
