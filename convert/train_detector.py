@@ -47,11 +47,12 @@ def train_arguments(args: argparse.Namespace, data: Path) -> dict:
         **optimiser,
         deterministic=True,
         pretrained=bool(args.init),
-        amp=False,  # AMP is a CUDA feature; on CPU it only adds a check that downloads weights
+        amp=False,  # on CPU AMP does nothing; on a GPU its check downloads weights, and YOLO11n is not GPU-bound
         plots=False,
         cache="ram",
-        workers=2,
-        device="cpu",
+        workers=args.workers,
+        device=args.device,
+        **({"time": args.time} if args.time else {}),
         project=str(args.out.resolve()),
         name=args.name,
         exist_ok=True,
@@ -69,6 +70,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="cpu", help="Ultralytics' device: cpu, or 0 for the first GPU")
+    parser.add_argument("--workers", type=int, default=2, help="data loader processes")
+    parser.add_argument(
+        "--time", type=float, help="train for this many hours, the epochs fitted to it (Ultralytics' `time`)"
+    )
     parser.add_argument("--degrees", type=float, default=0.0, help="random rotation augmentation, +/- degrees")
     parser.add_argument(
         "--lr0",

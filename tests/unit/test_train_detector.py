@@ -41,3 +41,11 @@ def test_dataset_yaml_points_at_the_data_set_wherever_training_runs(tmp_path):
     spec = yaml.safe_load(copy.read_text())
     assert spec["path"] == str(data_dir.resolve())
     assert spec["train"] == "images/train"
+
+
+def test_a_gpu_run_is_fitted_to_its_time_and_loads_with_more_workers(tmp_path):
+    script = load_script()
+    argv = ["--device", "0", "--workers", "14", "--time", "0.132"]
+    arguments = script.train_arguments(script.parse_args(argv), tmp_path / "data.yaml")
+    assert (arguments["device"], arguments["workers"], arguments["time"]) == ("0", 14, 0.132)
+    assert "time" not in script.train_arguments(script.parse_args([]), tmp_path / "data.yaml")

@@ -1,0 +1,40 @@
+"""Packing a YOLO data set for the GPU machine: photos shrunk to WebP, labels beside them, parts dealt out."""
+
+import importlib
+from pathlib import Path
+
+from PIL import Image
+
+CONVERT = Path(__file__).parents[2] / "convert"
+
+
+def load_script(monkeypatch):
+    # Imported by name, not from its path: the photos are shrunk in worker processes, which import it again.
+    monkeypatch.syspath_prepend(str(CONVERT))
+    return importlib.import_module("pack_detector_data")
+
+
+def make_data_set(root: Path, train: int, val: int) -> None:
+    root.mkdir()
+    (root / "data.yaml").write_text("path: .\ntrain: images/train\nval: images/val\nnames: {0: plate}\n")
+    for split, count in (("train", train), ("val", val)):
+        (root / "images" / split).mkdir(parents=True)
+        (root / "labels" / split).mkdir(parents=True)
+        for n in range(count):
+            Image.new("RGB", (1280, 720), (n * 20, 90, 160)).save(root / "images" / split / f"{split}{n}.jpg")
+            (root / "labels" / split / f"{split}{n}.txt").write_text("0 0.5 0.5 0.1 0.05\n")
+
+
+def test_photos_are_shrunk_to_webp_beside_their_labels_dealt_out_to_parts(tmp_path, monkeypatch):
+    make_data_set(tmp_path / "data", train=4, val=4)
+    pack = load_script(monkeypatch).pack
+    sizes = pack(tmp_path / "data", tmp_path / "out", 608, 65, parts=2, processes=1, val_every=2)
+    assert len(sizes) == 2 and all(size > 0 for size in sizes)
+    photos = sorted((tmp_path / "out").glob("part*/images/*/*.webp"))
+    assert len(photos) == 4 + 2  # every train photo, every second val photo
+    for photo in photos:
+        assert Image.open(photo).size == (608, 342)
+        label = photo.parents[2] / "labels" / photo.parent.name / f"{photo.stem}.txt"
+        assert label.read_text() == "0 0.5 0.5 0.1 0.05\n"
+    assert {p.parents[2].name for p in photos} == {"part0", "part1"}
+    assert (tmp_path / "out" / "part0" / "data.yaml").exists()
