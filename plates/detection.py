@@ -58,14 +58,15 @@ class DetectorSettings:
     max_det: int = 100
     # A second look at a photo where those passes found no plate, or one wider than `second_look_width` of the
     # photo's longer side: a pass at `second_look_imgsz` (0: never), the photo filling `second_look_fill` of its
-    # square frame (1: the whole frame, as Ultralytics letterboxes it), its boxes merged with theirs. The committed
-    # detector learnt from photos whose plates are mostly small (its train split: median width 0.07 of the longer
-    # side, 0.24 at the 90th percentile): a plate filling a third of the frame or more, it boxes in part (the region
-    # code outside) or not at all. At 256 such a plate is as large as the ones it learnt. The trigger was chosen on
-    # training photos: 0.2 sends 96 % of 150 train close-ups (21 % of them with no box at 608) to the second look, and
-    # 30 % of the detect split's train photos. A photo filling half of a 320 frame finds more of the plates that fill
-    # most of a photo, but read one of e2e.json's plates wrong (docs/performance.md).
-    second_look_imgsz: int = 256
+    # square frame (1: the whole frame, as Ultralytics letterboxes it), its boxes merged with theirs. For a detector
+    # that learnt from photos whose plates are mostly small, as the one-class detector before the committed one did
+    # (median width 0.07 of the longer side, 0.24 at the 90th percentile): a plate filling a third of the frame or
+    # more, it boxes in part (the region code outside) or not at all, and at 256 such a plate is as large as the ones
+    # it learnt. The trigger was chosen on training photos: 0.2 sends 96 % of 150 train close-ups (21 % of them with no
+    # box at 608 then) to the second look, and 30 % of the detect split's train photos. A photo filling half of a 320
+    # frame finds more of the plates that fill most of a photo, but read one of e2e.json's plates wrong. The committed
+    # detector learnt close-ups, so it is served without (docs/performance.md).
+    second_look_imgsz: int = 0
     second_look_conf: float = 0.2
     second_look_width: float = 0.2
     second_look_fill: float = 1.0

@@ -59,7 +59,7 @@ WEIGHT_FILES = {
         ),
         WeightFile(
             "plate_detector.pt",
-            "d29fbf247e285bab133ab737ed5e88b47c5455fd13e160488ca7743a9579c540",
+            "538e2e9bc25c406c375dc2106bc15e50193ec03b9990ceedc445e0567a044ed3",
             "this repository's weights/ (train it again with convert/train_detector.py)",
         ),
     )
