@@ -1,12 +1,13 @@
-"""Copy a YOLO data set small enough to travel to a GPU machine: photos shrunk to the training size, as WebP, in parts.
+"""Copy a YOLO data set small enough to travel to a GPU machine: photos shrunk to the training size, as WebP.
 
-The device machine takes at most 64 MiB a call (docs: the tool library's device README), and `runs/scenes2` is
-about 180 MB of JPEG. Ultralytics shrinks every photo to `imgsz` on its longer side before it augments, so a photo
-stored at that size trains the same; WebP at quality 65 keeps a 14 px plate's edges and is a seventh of the bytes.
-The photos are dealt out to `--parts` folders (part0, part1, ...), each a YOLO data set of its own layout. The
-machine keeps nothing between calls, so what one training run needs must fit one part:
+The device machine takes at most 64 MiB a call (the tool library's device README) and keeps nothing between calls,
+so what one training run needs must travel in one; `runs/scenes2` is about 180 MB of JPEG. Ultralytics shrinks every
+photo to `imgsz` on its longer side before it augments, so a photo stored at that size trains the same; WebP at
+quality 65 keeps a 14 px plate's edges and is a seventh of the bytes. One file travels smaller than thousands (the
+labels), so the copy goes as a tarball:
 
-    python convert/pack_detector_data.py runs/scenes2 .gpu/scenes2 --imgsz 608 --quality 65 --parts 1 --val-every 4
+    python convert/pack_detector_data.py runs/scenes2 .gpu/scenes2 --imgsz 608 --quality 65 --val-every 4
+    tar -C .gpu -czf .gpu/scenes2.tgz scenes2
 """
 
 from __future__ import annotations
@@ -28,27 +29,22 @@ def shrink(source: Path, dest: Path, imgsz: int, quality: int) -> int:
     return dest.stat().st_size
 
 
-def pack(data: Path, out: Path, imgsz: int, quality: int, parts: int, processes: int, val_every: int) -> list[int]:
-    """Write `data`'s splits under `out/part<k>`, every `val_every`th val photo; return the bytes of each part's photos."""
-    jobs = []
+def pack(data: Path, out: Path, imgsz: int, quality: int, processes: int, val_every: int) -> int:
+    """Write `data`'s splits under `out`, every `val_every`th val photo; return the bytes its photos take."""
     photos = sorted((data / "images").glob("*/*"))
     photos = [p for p in photos if p.parent.name != "val"] + [p for p in photos if p.parent.name == "val"][::val_every]
-    for n, image in enumerate(photos):
+    jobs = []
+    for image in photos:
         split = image.parent.name
-        part = out / f"part{n % parts}"
         label = data / "labels" / split / f"{image.stem}.txt"
-        (part / "images" / split).mkdir(parents=True, exist_ok=True)
-        (part / "labels" / split).mkdir(parents=True, exist_ok=True)
+        (out / "images" / split).mkdir(parents=True, exist_ok=True)
+        (out / "labels" / split).mkdir(parents=True, exist_ok=True)
         if label.exists():
-            shutil.copy(label, part / "labels" / split / label.name)
-        jobs.append((n % parts, image, part / "images" / split / f"{image.stem}.webp"))
-    sizes = [0] * parts
+            shutil.copy(label, out / "labels" / split / label.name)
+        jobs.append((image, out / "images" / split / f"{image.stem}.webp"))
+    shutil.copy(data / "data.yaml", out / "data.yaml")
     with ProcessPoolExecutor(processes) as pool:
-        futures = [(k, pool.submit(shrink, src, dst, imgsz, quality)) for k, src, dst in jobs]
-        for k, future in futures:
-            sizes[k] += future.result()
-    shutil.copy(data / "data.yaml", out / "part0" / "data.yaml")
-    return sizes
+        return sum(pool.map(shrink, *zip(*jobs), [imgsz] * len(jobs), [quality] * len(jobs)))
 
 
 def main() -> None:
@@ -56,14 +52,12 @@ def main() -> None:
     parser.add_argument("data", type=Path, help="a YOLO data set: data.yaml, images/<split>, labels/<split>")
     parser.add_argument("out", type=Path)
     parser.add_argument("--imgsz", type=int, default=608, help="the training size: the longer side, at most")
-    parser.add_argument("--quality", type=int, default=80)
-    parser.add_argument("--parts", type=int, default=2)
+    parser.add_argument("--quality", type=int, default=65)
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--val-every", type=int, default=1, help="keep every n-th val photo: val only shows progress")
     args = parser.parse_args()
-    sizes = pack(args.data, args.out, args.imgsz, args.quality, args.parts, args.processes, args.val_every)
-    for k, size in enumerate(sizes):
-        print(f"part{k}: {size / 2**20:.1f} MiB of photos")
+    size = pack(args.data, args.out, args.imgsz, args.quality, args.processes, args.val_every)
+    print(f"{args.out}: {size / 2**20:.1f} MiB of photos")
 
 
 if __name__ == "__main__":

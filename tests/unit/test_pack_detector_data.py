@@ -1,4 +1,4 @@
-"""Packing a YOLO data set for the GPU machine: photos shrunk to WebP, labels beside them, parts dealt out."""
+"""Packing a YOLO data set for the GPU machine: photos shrunk to WebP, labels beside them."""
 
 import importlib
 from pathlib import Path
@@ -25,16 +25,15 @@ def make_data_set(root: Path, train: int, val: int) -> None:
             (root / "labels" / split / f"{split}{n}.txt").write_text("0 0.5 0.5 0.1 0.05\n")
 
 
-def test_photos_are_shrunk_to_webp_beside_their_labels_dealt_out_to_parts(tmp_path, monkeypatch):
+def test_photos_are_shrunk_to_webp_beside_their_labels(tmp_path, monkeypatch):
     make_data_set(tmp_path / "data", train=4, val=4)
     pack = load_script(monkeypatch).pack
-    sizes = pack(tmp_path / "data", tmp_path / "out", 608, 65, parts=2, processes=1, val_every=2)
-    assert len(sizes) == 2 and all(size > 0 for size in sizes)
-    photos = sorted((tmp_path / "out").glob("part*/images/*/*.webp"))
+    size = pack(tmp_path / "data", tmp_path / "out", 608, 65, processes=1, val_every=2)
+    photos = sorted((tmp_path / "out").glob("images/*/*.webp"))
+    assert size == sum(photo.stat().st_size for photo in photos)
     assert len(photos) == 4 + 2  # every train photo, every second val photo
     for photo in photos:
         assert Image.open(photo).size == (608, 342)
         label = photo.parents[2] / "labels" / photo.parent.name / f"{photo.stem}.txt"
         assert label.read_text() == "0 0.5 0.5 0.1 0.05\n"
-    assert {p.parents[2].name for p in photos} == {"part0", "part1"}
-    assert (tmp_path / "out" / "part0" / "data.yaml").exists()
+    assert (tmp_path / "out" / "data.yaml").exists()
