@@ -150,7 +150,16 @@ class EndlessLive(FakeSource):
             yield Frame(i, i / 100, time.time(), self.image)
 
 
-def test_ctrl_c_ends_every_camera_with_its_summary():
+@pytest.fixture
+def ctrl_c_raises():
+    """Python's own SIGINT handler, as at a terminal: a shell that starts the tests in the background without job
+    control has them ignore SIGINT, and these tests would wait forever for their Ctrl-C."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+def test_ctrl_c_ends_every_camera_with_its_summary(ctrl_c_raises):
     # SIGINT to this (the main) thread while the site waits for its cameras, as a Ctrl-C on the terminal.
     threading.Timer(0.5, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT)).start()
     runs = Site(site(CameraSettings("a", "a"), CameraSettings("b", "b")), lambda live: plate_at, [Collect()],
@@ -158,7 +167,7 @@ def test_ctrl_c_ends_every_camera_with_its_summary():
     assert [run.summary.interrupted for run in runs] == [True, True] and all(run.summary.frames for run in runs)
 
 
-def test_ctrl_c_while_cameras_start_is_taken_once_they_all_have():
+def test_ctrl_c_while_cameras_start_is_taken_once_they_all_have(ctrl_c_raises):
     main = threading.main_thread().ident
     reached_the_end = False
     with pytest.raises(KeyboardInterrupt):
