@@ -33,6 +33,8 @@ def pack(data: Path, out: Path, imgsz: int, quality: int, processes: int, val_ev
     """Write `data`'s splits under `out`, every `val_every`th val photo; return the bytes its photos take."""
     photos = sorted((data / "images").glob("*/*"))
     photos = [p for p in photos if p.parent.name != "val"] + [p for p in photos if p.parent.name == "val"][::val_every]
+    if not photos:
+        raise SystemExit(f"{data}: no photos under images/<split>: not a YOLO data set")
     jobs = []
     for image in photos:
         split = image.parent.name

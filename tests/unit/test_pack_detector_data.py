@@ -3,6 +3,7 @@
 import importlib
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
 CONVERT = Path(__file__).parents[2] / "convert"
@@ -37,3 +38,9 @@ def test_photos_are_shrunk_to_webp_beside_their_labels(tmp_path, monkeypatch):
         label = photo.parents[2] / "labels" / photo.parent.name / f"{photo.stem}.txt"
         assert label.read_text() == "0 0.5 0.5 0.1 0.05\n"
     assert (tmp_path / "out" / "data.yaml").exists()
+
+
+def test_a_folder_without_photos_is_named_and_refused(tmp_path, monkeypatch):
+    (tmp_path / "empty" / "images" / "train").mkdir(parents=True)
+    with pytest.raises(SystemExit, match=r"empty: no photos under images/<split>: not a YOLO data set"):
+        load_script(monkeypatch).pack(tmp_path / "empty", tmp_path / "out", 608, 65, processes=1, val_every=1)
