@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import shutil
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 
 from PIL import Image
@@ -35,18 +36,17 @@ def pack(data: Path, out: Path, imgsz: int, quality: int, processes: int, val_ev
     photos = [p for p in photos if p.parent.name != "val"] + [p for p in photos if p.parent.name == "val"][::val_every]
     if not photos:
         raise SystemExit(f"{data}: no photos under images/<split>: not a YOLO data set")
-    jobs = []
-    for image in photos:
-        split = image.parent.name
-        label = data / "labels" / split / f"{image.stem}.txt"
+    for split in {image.parent.name for image in photos}:
         (out / "images" / split).mkdir(parents=True, exist_ok=True)
         (out / "labels" / split).mkdir(parents=True, exist_ok=True)
+    for image in photos:
+        label = data / "labels" / image.parent.name / f"{image.stem}.txt"
         if label.exists():
-            shutil.copy(label, out / "labels" / split / label.name)
-        jobs.append((image, out / "images" / split / f"{image.stem}.webp"))
+            shutil.copy(label, out / "labels" / image.parent.name / label.name)
     shutil.copy(data / "data.yaml", out / "data.yaml")
+    webps = [out / "images" / image.parent.name / f"{image.stem}.webp" for image in photos]
     with ProcessPoolExecutor(processes) as pool:
-        return sum(pool.map(shrink, *zip(*jobs), [imgsz] * len(jobs), [quality] * len(jobs)))
+        return sum(pool.map(partial(shrink, imgsz=imgsz, quality=quality), photos, webps))
 
 
 def main() -> None:
