@@ -12,9 +12,10 @@ synthetic two-line plates (plates.training.dataset.TWO_LINE_SHARE of them); --tw
 after each epoch) or test (never read here: `convert/read_by_eye.py manifest` makes it a `plates eval` manifest).
 With --scenes, the two-line plates rendered into the detector's training scenes (convert/make_scenes.py) are cut as
 served too and mixed into the real crops, and those of its val scenes are read after each epoch (all, and those at
-least SMALL_WIDTH px wide). No label may be of a photo e2e.json lists or of detect/images/val: the run stops if one
-is. Synthetic plates are rendered with ../shared/fonts/GOST-R-50577-93.ttf. Everything is seeded; generated sets are
-cached in --out.
+least SMALL_WIDTH px wide); --two-line-only trains on two-line plates alone, as lprnet_rows reads nothing else
+(--init rows: from its committed weights). No label may be of a photo e2e.json lists or of detect/images/val: the
+run stops if one is. Synthetic plates are rendered with ../shared/fonts/GOST-R-50577-93.ttf. Everything is seeded;
+generated sets are cached in --out.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from plates.nets import LPRNet, SpatialTransformer
 from plates.recognition.crops import TWO_LINE_LAYOUTS
 from plates.training.augment import ENLARGE_SHARE
 from plates.training.by_eye import load_labels
-from plates.training.dataset import CropSet, background_photos, mixed, real_set, synthetic_set
+from plates.training.dataset import TWO_LINE_SHARE, CropSet, background_photos, mixed, real_set, synthetic_set
 from plates.training.real_plates import check_trainable, held_out_looks, held_out_photos, real_plates, split_of
 from plates.training.scene_set import rendered_plates
 from plates.training.trainer import TrainSettings, load_checkpoint, train, validate
@@ -66,27 +67,25 @@ def datasets(args) -> tuple[CropSet, CropSet, dict[str, CropSet]]:
     labels = [label for path in args.labels for label in load_labels(path)]
     check_trainable(labels, SHARED, held_out_photos(args.detect, args.e2e), held_out_looks(args.detect, args.e2e))
     plates = real_plates(labels, SHARED)
+    if args.two_line_only:
+        plates = [p for p in plates if p.lines == 2]
     train_plates = [p for p in plates if split_of(p.text) == "train"]
     val_plates = [p for p in plates if split_of(p.text) == "val"]
     print(f"real plates read by eye: {len(train_plates)} to train on, {len(val_plates)} to validate, "
           f"{len(plates) - len(train_plates) - len(val_plates)} held out for testing", flush=True)
     backgrounds = background_photos(args.detect, args.e2e)
     layout = args.two_line
-    real = cached(out / "real.npz", lambda: real_set(train_plates, args.real_cuts, args.seed, layout=layout))
+    two_line_share = 1.0 if args.two_line_only else TWO_LINE_SHARE
+    sets = [cached(out / "real.npz", lambda: real_set(train_plates, args.real_cuts, args.seed, layout=layout))
+            ] if train_plates else []
     if args.scenes:
-        rendered = cached(out / "scenes.npz", lambda: real_set(rendered_plates(args.scenes, "train"),
-                                                                 args.scene_cuts, args.seed + 3, layout=layout))
-        real = mixed([real, rendered], args.seed)
-    synthetic = cached(out / "synthetic.npz", lambda: synthetic_set(args.synthetic, args.seed, backgrounds,
-                                                                      enlarge_share=args.enlarge_share, layout=layout))
-    validations = {
-        "real-val": cached(out / "real_val.npz", lambda: real_set(val_plates, 1, args.seed + 1, augment=False,
-                                                                  layout=layout)),
-        "real-val-aug": cached(out / "real_val_aug.npz", lambda: real_set(val_plates, 4, args.seed + 2,
-                                                                          layout=layout)),
-        "synthetic-val": cached(out / "synthetic_val.npz", lambda: synthetic_set(2000, args.seed + 1, backgrounds,
-                                                                                 layout=layout)),
-    }
+        sets.append(cached(out / "scenes.npz", lambda: real_set(rendered_plates(args.scenes, "train"),
+                                                                  args.scene_cuts, args.seed + 3, layout=layout)))
+    real = mixed(sets, args.seed) if len(sets) > 1 else sets[0]
+    synthetic = cached(out / "synthetic.npz", lambda: synthetic_set(
+        args.synthetic, args.seed, backgrounds, enlarge_share=args.enlarge_share, layout=layout,
+        two_line_share=two_line_share))
+    validations = {}
     if args.scenes:  # read as served, from the plate's own box: all of them, and those a reader could read
         two_line = rendered_plates(args.scenes, "val")
         wide = [plate for plate in two_line if plate.box[2] - plate.box[0] >= SMALL_WIDTH]
@@ -94,6 +93,15 @@ def datasets(args) -> tuple[CropSet, CropSet, dict[str, CropSet]]:
                                              lambda: real_set(two_line, 1, args.seed + 4, augment=False, layout=layout))
         validations[f"two-line-val-{SMALL_WIDTH:g}px"] = cached(
             out / "scenes_val_wide.npz", lambda: real_set(wide, 1, args.seed + 4, augment=False, layout=layout))
+    if not args.two_line_only:
+        validations = {
+            "real-val": cached(out / "real_val.npz", lambda: real_set(val_plates, 1, args.seed + 1, augment=False,
+                                                                      layout=layout)),
+            "real-val-aug": cached(out / "real_val_aug.npz", lambda: real_set(val_plates, 4, args.seed + 2,
+                                                                              layout=layout)),
+        } | validations
+    validations["synthetic-val"] = cached(out / "synthetic_val.npz", lambda: synthetic_set(
+        args.synthetic_val, args.seed + 1, backgrounds, layout=layout, two_line_share=two_line_share))
     return real, synthetic, validations
 
 
@@ -112,19 +120,29 @@ def sheet(args) -> int:
     return 0
 
 
+def starting_networks(init: str, wide: bool = False) -> tuple[torch.nn.Module, torch.nn.Module]:
+    """The STN and LPRNet a run starts from: see --init."""
+    if init == "pretrained":
+        return pretrained(wide)
+    if init == "scratch":
+        return SpatialTransformer(), LPRNet(wide=wide)
+    if init in WEIGHT_SETS:  # the project's committed weights
+        files = WEIGHT_SETS[init]
+        stn, lprnet = (load_network(SpatialTransformer, find_weights(files["stn"])),
+                       load_network(LPRNet, find_weights(files["lprnet"])))
+    else:  # a checkpoint of an earlier run: this one goes on from its networks
+        stn, lprnet = load_checkpoint(Path(init))
+    if wide and not lprnet.architecture["wide"]:  # the same layers: its weights, 39 frames
+        wide_lprnet = LPRNet(wide=True)
+        wide_lprnet.load_state_dict(lprnet.state_dict())
+        lprnet = wide_lprnet
+    return stn, lprnet
+
+
 def run_training(args) -> int:
     torch.set_num_threads(args.threads)
     real, synthetic, validations = datasets(args)
-    if args.init == "pretrained":
-        stn, lprnet = pretrained(args.wide)
-    elif args.init == "scratch":
-        stn, lprnet = SpatialTransformer(), LPRNet(wide=args.wide)
-    else:  # a checkpoint of an earlier run: this one goes on from its networks
-        stn, lprnet = load_checkpoint(Path(args.init))
-        if args.wide and not lprnet.architecture["wide"]:  # the same layers: its weights, 39 frames
-            wide = LPRNet(wide=True)
-            wide.load_state_dict(lprnet.state_dict())
-            lprnet = wide
+    stn, lprnet = starting_networks(args.init, args.wide)
     settings = TrainSettings(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                              synthetic_per_epoch=args.synthetic_per_epoch, real_per_epoch=args.real_per_epoch,
                              seed=args.seed)
@@ -155,7 +173,7 @@ def export(args) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("verb", choices=["sheet", "train", "validate", "export"])
     parser.add_argument("--labels", type=Path, nargs="+", default=LABELS, help="plates read by eye (labels/*.json)")
@@ -163,13 +181,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--e2e", type=Path, default=SHARED / "e2e.json", help="photos never to train on")
     parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "runs" / "recognizer")
     parser.add_argument("--sheet", type=Path, default=PROJECT_ROOT / "docs" / "recognizer.sheet.png")
-    parser.add_argument("--init", default="pretrained", help="pretrained, scratch, or a checkpoint (last.pt) to go on from")
+    parser.add_argument("--init", default="pretrained",
+                        help="pretrained, scratch, the committed weights (plates, rows), or a checkpoint (last.pt) to "
+                        "go on from")
     parser.add_argument("--wide", action="store_true",
                         help="an LPRNet of 39 frames, not 18 (plates.nets.lprnet); from --init of 18, its weights")
     parser.add_argument("--epochs", type=int, default=TrainSettings.epochs)
     parser.add_argument("--batch-size", type=int, default=TrainSettings.batch_size)
     parser.add_argument("--lr", type=float, default=TrainSettings.lr)
     parser.add_argument("--synthetic", type=int, default=60000, help="synthetic crops rendered")
+    parser.add_argument("--synthetic-val", type=int, default=2000, help="synthetic crops read after each epoch")
     parser.add_argument("--synthetic-per-epoch", type=int, default=TrainSettings.synthetic_per_epoch)
     parser.add_argument("--enlarge-share", type=float, default=ENLARGE_SHARE,
                         help="share of synthetic plates made as a small photo enlarged to the frame")
@@ -181,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
                         "each a 94x24 crop, their frames read on as one text (plates.recognition.rows); serve the "
                         "weights with yolo's two_line_layout set alike. The crops cached in --out keep the layout "
                         "they were made with")
+    parser.add_argument("--two-line-only", action="store_true",
+                        help="train on two-line plates alone (needs --scenes): the rendered ones of the scenes, those "
+                        "read by eye, and synthetic ones; lprnet_rows reads nothing else")
     parser.add_argument("--scene-cuts", type=int, default=4, help="augmented cuts of each rendered two-line plate")
     parser.add_argument("--real-per-epoch", type=int, default=TrainSettings.real_per_epoch,
                         help="real crops an epoch takes, in turn (0: all)")
@@ -191,7 +215,14 @@ def main(argv: list[str] | None = None) -> int:
                         "lprnet_rows)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
+    if args.two_line_only and not args.scenes:
+        parser.error("--two-line-only needs --scenes: the two-line plates read by eye are too few to train on")
     verbs = {"sheet": sheet, "train": run_training, "validate": run_validation, "export": export}
     return verbs[args.verb](args)
 

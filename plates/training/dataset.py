@@ -107,28 +107,29 @@ def _init_worker(backgrounds: list[np.ndarray]) -> None:
 TWO_LINE_SHARE = 0.15
 
 
-def synthetic_sample(seed: int, index: int, enlarge_share: float = ENLARGE_SHARE,
-                     layout: str = "side-by-side") -> tuple[np.ndarray, str]:
+def synthetic_sample(seed: int, index: int, enlarge_share: float = ENLARGE_SHARE, layout: str = "side-by-side",
+                     two_line_share: float = TWO_LINE_SHARE) -> tuple[np.ndarray, str]:
     rng = np.random.default_rng([seed, index])
-    style = random_two_line_format(rng) if rng.random() < TWO_LINE_SHARE else random_format(rng)
+    style = random_two_line_format(rng) if rng.random() < two_line_share else random_format(rng)
     text = random_text(style, rng)
     plate = render_plate(text, style, rng)
     return synthetic_crop(plate, rng, _BACKGROUNDS, enlarge_share, lines(style), layout), text
 
 
-def _synthetic_chunk(args: tuple[int, int, int, float, str]) -> list[tuple[np.ndarray, str]]:
-    seed, start, stop, enlarge_share, layout = args
-    return [synthetic_sample(seed, index, enlarge_share, layout) for index in range(start, stop)]
+def _synthetic_chunk(args: tuple[int, int, int, float, str, float]) -> list[tuple[np.ndarray, str]]:
+    seed, start, stop, enlarge_share, layout, two_line_share = args
+    return [synthetic_sample(seed, index, enlarge_share, layout, two_line_share) for index in range(start, stop)]
 
 
 def synthetic_set(
     count: int, seed: int, backgrounds: list[np.ndarray], processes: int = 2, enlarge_share: float = ENLARGE_SHARE,
-    layout: str = "side-by-side",
+    layout: str = "side-by-side", two_line_share: float = TWO_LINE_SHARE,
 ) -> CropSet:
-    """`count` synthetic crops, sample i drawn from generator (seed, i); two-line plates laid out as `layout`
-    (plates.recognition.crops.TWO_LINE_LAYOUTS) says."""
+    """`count` synthetic crops, sample i drawn from generator (seed, i), `two_line_share` of them two-line plates
+    laid out as `layout` (plates.recognition.crops.TWO_LINE_LAYOUTS) says."""
     _init_worker(backgrounds)
-    chunks = [(seed, start, min(start + 500, count), enlarge_share, layout) for start in range(0, count, 500)]
+    chunks = [(seed, start, min(start + 500, count), enlarge_share, layout, two_line_share)
+              for start in range(0, count, 500)]
     if processes > 1:
         with multiprocessing.get_context("fork").Pool(processes) as pool:
             parts = pool.map(_synthetic_chunk, chunks)

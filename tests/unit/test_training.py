@@ -63,6 +63,15 @@ def test_synthetic_crops_are_the_recognizer_size_and_seeded():
 
 
 @needs_font
+def test_a_two_line_share_of_one_makes_every_synthetic_plate_two_line():
+    backgrounds = [np.full((200, 300, 3), 90, np.uint8)]
+    rows = synthetic_set(8, seed=3, backgrounds=backgrounds, processes=1, layout="rows", two_line_share=1.0)
+    assert rows.lines.tolist() == [2] * 8 and rows.images.shape == (8, CROP_HEIGHT, 2 * CROP_WIDTH, 3)
+    assert all(plate_format(text) for text in rows.texts)
+    assert 1 in synthetic_set(8, seed=3, backgrounds=backgrounds, processes=1, layout="rows").lines  # the default
+
+
+@needs_font
 def test_synthetic_crop_holds_the_plate_between_its_pads():
     rng = np.random.default_rng(5)
     plate = np.zeros((224, 1040, 3), np.uint8)  # a black plate on white backgrounds: where is it cut?
