@@ -21,7 +21,9 @@ once, and then:
   and each one's ratio to the first candidate's;
 - a 1920x1080 frame with no plate (a photo of a cat, stretched), the same way: what `plates bench` times on it.
 `--recognizer CHECKPOINT --two-line-layout LAYOUT` has every candidate read with a recognizer not yet served, given
-two-line plates in the layout it was trained on (yolo's `two_line_layout`).
+two-line plates in the layout it was trained on (yolo's `two_line_layout`). `--rows NAME=CHECKPOINT` has candidate
+NAME read two-line plates' rows with a checkpoint of `convert/train_recognizer.py --two-line rows` (model
+lprnet_rows), so that two of them can differ only in that.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from plates.export import (
     is_built,
     set_parameter,
     write_recognizer,
+    write_two_line_recognizer,
 )
 from plates.quantization import calibration_photos, quantize_detector
 from plates.recognition.crops import two_line_layout
@@ -83,12 +86,21 @@ def candidate(text: str) -> tuple[str, Path, dict[str, str]]:
     return name, Path(weights), {key: value.replace("+", " ") for key, value in settings.items() if value}
 
 
+def rows_checkpoint(text: str) -> tuple[str, Path]:
+    name, _, checkpoint = text.partition("=")
+    if not name or not Path(checkpoint).is_file():
+        raise argparse.ArgumentTypeError(f"{text!r}: NAME=CHECKPOINT, CHECKPOINT a file")
+    return name, Path(checkpoint)
+
+
 def build(weights: Path, settings: dict[str, str], repository: Path, calibration: list[Path],
-          recognizer: Path | None = None) -> None:
+          recognizer: Path | None = None, rows: Path | None = None) -> None:
     detector_file = generated_files(repository)[2]
     shutil.copytree(DEFAULT_REPOSITORY, repository, ignore=shutil.ignore_patterns(detector_file.name, "*.onnx"))
     if recognizer:
         write_recognizer(repository, *load_checkpoint(recognizer), recognizer.parent.name)
+    if rows:
+        write_two_line_recognizer(repository, *load_checkpoint(rows))
     shutil.copyfile(weights, detector_file)
     exported = export_detector(detector_file)
     config = repository / "yolo" / "config.pbtxt"
@@ -157,7 +169,12 @@ def main(argv: list[str] | None = None) -> int:
                         "convert/train_recognizer.py, not the built repository's STN and LPRNet")
     parser.add_argument("--two-line-layout", type=two_line_layout,
                         help="yolo's two_line_layout for every candidate: the layout --recognizer was trained on")
+    parser.add_argument("--rows", nargs="+", type=rows_checkpoint, default=[],
+                        help="NAME=CHECKPOINT: candidate NAME reads two-line plates' rows with this checkpoint")
     args = parser.parse_args(argv)
+    rows = dict(args.rows)
+    if unknown := rows.keys() - {name for name, _, _ in args.candidates}:
+        parser.error(f"--rows names no candidate: {', '.join(sorted(unknown))}")
     if not is_built(DEFAULT_REPOSITORY):
         parser.error(f"{DEFAULT_REPOSITORY} is not built: python convert/build_model_repository.py")
     frame = cv2.resize(cv2.imread(str(args.no_plate)), (1920, 1080))
@@ -168,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         layout = {"two_line_layout": args.two_line_layout} if args.two_line_layout else {}
         for name, weights, settings in args.candidates:
             repository = Path(workdir) / name
-            build(weights, {**settings, **layout}, repository, calibration, args.recognizer)
+            build(weights, {**settings, **layout}, repository, calibration, args.recognizer, rows.get(name))
             server = LocalServer(repository, http_port=free_port(), grpc_port=free_port(), metrics_port=free_port(),
                                  log_file=Path(workdir) / f"{name}.log")  # fmt: skip
             server.start(timeout=300)

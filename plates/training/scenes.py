@@ -192,9 +192,13 @@ def split_photos(photos: Sequence[Photo], val_share: float) -> dict[str, list[Ph
               if any(plate.text and split_of(plate.text) == "test" for plate in photo.plates)}
     splits: dict[str, list[Photo]] = {"train": [], "val": []}
     for photo, group in zip(photos, groups):
-        bucket = int.from_bytes(hashlib.sha256(group.encode()).digest()[:4], "big") / 2**32
-        splits["val" if bucket < val_share or group in tested else "train"].append(photo)
+        splits["val" if group_bucket(group) < val_share or group in tested else "train"].append(photo)
     return splits
+
+
+def group_bucket(group: str) -> float:
+    """Where a photo group falls in [0, 1), by a hash of its name: under the val share, it is a val group."""
+    return int.from_bytes(hashlib.sha256(group.encode()).digest()[:4], "big") / 2**32
 
 
 # Pasted scenes
