@@ -3,6 +3,7 @@
     python convert/train_recognizer.py sheet                 # docs/recognizer.sheet.png: synthetic beside real crops
     python convert/train_recognizer.py train                 # resumes from runs/recognizer/last.pt
     python convert/train_recognizer.py validate [--pretrained]   # the validation sets, read by last.pt or the reference
+    python convert/train_recognizer.py validate --committed --weights rows   # ... or by the committed weights
     python convert/train_recognizer.py export                # weights/plates_stn.pt, weights/plates_lprnet.pt
 
 Real plates: the labels of labels/*.json (convert/read_by_eye.py), those read with every character certain; a
@@ -153,7 +154,10 @@ def run_training(args) -> int:
 def run_validation(args) -> int:
     torch.set_num_threads(args.threads)
     _, _, validations = datasets(args)
-    stn, lprnet = pretrained() if args.pretrained else load_checkpoint(args.out / f"{args.checkpoint}.pt")
+    if args.pretrained or args.committed:
+        stn, lprnet = starting_networks("pretrained" if args.pretrained else args.weights)
+    else:
+        stn, lprnet = load_checkpoint(args.out / f"{args.checkpoint}.pt")
     for name, data in validations.items():
         print(validate(name, stn, lprnet, data).summary(top=10))
     return 0
@@ -209,10 +213,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--real-per-epoch", type=int, default=TrainSettings.real_per_epoch,
                         help="real crops an epoch takes, in turn (0: all)")
     parser.add_argument("--pretrained", action="store_true", help="validate: the reference weights, not a checkpoint")
+    parser.add_argument("--committed", action="store_true",
+                        help="validate: the committed weights --weights names, not a checkpoint")
     parser.add_argument("--checkpoint", choices=["last", "best"], default="last", help="export: which epoch's")
     parser.add_argument("--weights", choices=sorted(WEIGHT_SETS), default="plates",
-                        help="export: as the served recognizer's weight files, or as the two-line rows' (model "
-                        "lprnet_rows)")
+                        help="export, validate --committed: the served recognizer's weight files, or the two-line "
+                        "rows' (model lprnet_rows)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     return parser
