@@ -49,13 +49,13 @@ WEIGHT_FILES = {
         ),
         WeightFile(
             "plates_rows_stn.pt",
-            "9a9834c5f720e7f9f45ba6b9c46841f2c3252ddbff97c80e82ce061650603809",
-            "this repository's weights/ (train it again with convert/train_recognizer.py --two-line rows)",
+            "aa5d8907e025978a86d915e40e683f6ed498ea797b9b259ac0ce8fdf1c05d1cc",
+            "this repository's weights/ (convert/train_recognizer.py --two-line rows --two-line-only)",
         ),
         WeightFile(
             "plates_rows_lprnet.pt",
-            "bac82315775ed93e23b9217a6478ee9f1f1d5a00b081b3ba8f5b05f702f78650",
-            "this repository's weights/ (train it again with convert/train_recognizer.py --two-line rows)",
+            "b96fc2a72c5b5e6a88e521c7a10f191bd53377509c3931c38dcf753f23d65385",
+            "this repository's weights/ (convert/train_recognizer.py --two-line rows --two-line-only)",
         ),
         WeightFile(
             "plate_detector.pt",
