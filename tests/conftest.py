@@ -1,8 +1,9 @@
 """Shared fixtures: where the sample data lives, the --triton-url option of the integration tests, a webhook receiver,
-clients sending car.jpg without pause."""
+clients sending car.jpg without pause, convert/'s scripts as modules."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import threading
@@ -57,6 +58,14 @@ def samples() -> Path:
     if not (SAMPLES / "car.jpg").is_file():
         pytest.fail(f"sample photos not found in {SAMPLES}; set PLATES_SHARED_DIR to the shared/ folder")
     return SAMPLES
+
+
+@pytest.fixture
+def convert_script(monkeypatch) -> Callable[[str], object]:
+    """Import a script of convert/ (a folder of scripts, not a package) by its name: by name, not from its path, so
+    that the worker processes a script starts can import it again."""
+    monkeypatch.syspath_prepend(str(PROJECT_ROOT / "convert"))
+    return importlib.import_module
 
 
 @pytest.fixture

@@ -1,18 +1,14 @@
 """Packing a YOLO data set for the GPU machine: photos shrunk to WebP, labels beside them."""
 
-import importlib
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
-CONVERT = Path(__file__).parents[2] / "convert"
 
-
-def load_script(monkeypatch):
-    # Imported by name, not from its path: the photos are shrunk in worker processes, which import it again.
-    monkeypatch.syspath_prepend(str(CONVERT))
-    return importlib.import_module("pack_detector_data")
+@pytest.fixture
+def script(convert_script):
+    return convert_script("pack_detector_data")
 
 
 def make_data_set(root: Path, train: int, val: int) -> None:
@@ -26,9 +22,9 @@ def make_data_set(root: Path, train: int, val: int) -> None:
             (root / "labels" / split / f"{split}{n}.txt").write_text("0 0.5 0.5 0.1 0.05\n")
 
 
-def test_photos_are_shrunk_to_webp_beside_their_labels(tmp_path, monkeypatch):
+def test_photos_are_shrunk_to_webp_beside_their_labels(tmp_path, script):
     make_data_set(tmp_path / "data", train=4, val=4)
-    pack = load_script(monkeypatch).pack
+    pack = script.pack
     size = pack(tmp_path / "data", tmp_path / "out", 608, 65, processes=1, val_every=2)
     photos = sorted((tmp_path / "out").glob("images/*/*.webp"))
     assert size == sum(photo.stat().st_size for photo in photos)
@@ -40,7 +36,7 @@ def test_photos_are_shrunk_to_webp_beside_their_labels(tmp_path, monkeypatch):
     assert (tmp_path / "out" / "data.yaml").exists()
 
 
-def test_a_folder_without_photos_is_named_and_refused(tmp_path, monkeypatch):
+def test_a_folder_without_photos_is_named_and_refused(tmp_path, script):
     (tmp_path / "empty" / "images" / "train").mkdir(parents=True)
     with pytest.raises(SystemExit, match=r"empty: no photos under images/<split>: not a YOLO data set"):
-        load_script(monkeypatch).pack(tmp_path / "empty", tmp_path / "out", 608, 65, processes=1, val_every=1)
+        script.pack(tmp_path / "empty", tmp_path / "out", 608, 65, processes=1, val_every=1)

@@ -1,22 +1,15 @@
 """The detector's training script: what it asks Ultralytics for (no training is run)."""
 
-import importlib.util
-from pathlib import Path
-
+import pytest
 import yaml
 
-SCRIPT = Path(__file__).parents[2] / "convert" / "train_detector.py"
+
+@pytest.fixture
+def script(convert_script):
+    return convert_script("train_detector")
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("train_detector", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_default_run_trains_from_scratch_offline_on_cpu_with_ultralytics_optimiser(tmp_path):
-    script = load_script()
+def test_default_run_trains_from_scratch_offline_on_cpu_with_ultralytics_optimiser(tmp_path, script):
     arguments = script.train_arguments(script.parse_args(["--out", str(tmp_path)]), tmp_path / "data.yaml")
     assert arguments["pretrained"] is False
     assert (arguments["device"], arguments["amp"], arguments["plots"]) == ("cpu", False, False)
@@ -24,8 +17,7 @@ def test_default_run_trains_from_scratch_offline_on_cpu_with_ultralytics_optimis
     assert not {"optimizer", "lr0", "warmup_epochs"} & arguments.keys()
 
 
-def test_fixed_learning_rate_fine_tunes_without_warm_up(tmp_path):
-    script = load_script()
+def test_fixed_learning_rate_fine_tunes_without_warm_up(tmp_path, script):
     argv = ["--init", "best.pt", "--lr0", "0.0005", "--degrees", "10"]
     arguments = script.train_arguments(script.parse_args(argv), tmp_path / "data.yaml")
     assert arguments["pretrained"] is True
@@ -33,18 +25,17 @@ def test_fixed_learning_rate_fine_tunes_without_warm_up(tmp_path):
     assert arguments["degrees"] == 10.0
 
 
-def test_dataset_yaml_points_at_the_data_set_wherever_training_runs(tmp_path):
+def test_dataset_yaml_points_at_the_data_set_wherever_training_runs(tmp_path, script):
     data_dir = tmp_path / "detect"
     data_dir.mkdir()
     (data_dir / "data.yaml").write_text("path: .\ntrain: images/train\nval: images/val\nnames: {0: plate}\n")
-    copy = load_script().dataset_yaml(data_dir, tmp_path / "run.yaml")
+    copy = script.dataset_yaml(data_dir, tmp_path / "run.yaml")
     spec = yaml.safe_load(copy.read_text())
     assert spec["path"] == str(data_dir.resolve())
     assert spec["train"] == "images/train"
 
 
-def test_a_gpu_run_is_fitted_to_its_time_and_loads_with_more_workers(tmp_path):
-    script = load_script()
+def test_a_gpu_run_is_fitted_to_its_time_and_loads_with_more_workers(tmp_path, script):
     argv = ["--device", "0", "--workers", "14", "--time", "0.132"]
     arguments = script.train_arguments(script.parse_args(argv), tmp_path / "data.yaml")
     assert (arguments["device"], arguments["workers"], arguments["time"]) == ("0", 14, 0.132)

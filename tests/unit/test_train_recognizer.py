@@ -1,6 +1,5 @@
 """The recognizer's training script: where a run starts from and what --two-line-only trains on (no training is run)."""
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -14,24 +13,20 @@ from plates.nets import LPRNet
 from plates.training import synthetic
 from plates.weights import find_weights
 
-SCRIPT = Path(__file__).parents[2] / "convert" / "train_recognizer.py"
+
+@pytest.fixture
+def script(convert_script):
+    return convert_script("train_recognizer")
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("train_recognizer", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_two_line_only_without_scenes_is_refused_naming_what_it_needs(capsys):
+def test_two_line_only_without_scenes_is_refused_naming_what_it_needs(capsys, script):
     with pytest.raises(SystemExit):
-        load_script().main(["train", "--two-line-only"])
+        script.main(["train", "--two-line-only"])
     assert "--two-line-only needs --scenes" in capsys.readouterr().err
 
 
-def test_a_run_can_start_from_the_committed_two_line_weights():
-    _, lprnet = load_script().starting_networks("rows")
+def test_a_run_can_start_from_the_committed_two_line_weights(script):
+    _, lprnet = script.starting_networks("rows")
     committed = load_network(LPRNet, find_weights(TWO_LINE_RECOGNIZER["lprnet"]))
     for name, tensor in committed.state_dict().items():
         assert torch.equal(lprnet.state_dict()[name], tensor), name
@@ -56,10 +51,9 @@ def scene_set(root: Path) -> Path:
 
 
 @pytest.mark.skipif(not synthetic.FONT_PATH.is_file(), reason="needs ../shared/fonts")
-@pytest.mark.skipif(not (Path(__file__).parents[3] / "shared" / "data" / "detect").is_dir(),
-                    reason="needs ../shared/data")
-def test_two_line_only_trains_and_validates_on_two_line_plates_alone(tmp_path):
-    script = load_script()
+def test_two_line_only_trains_and_validates_on_two_line_plates_alone(tmp_path, script):
+    if not (script.SHARED / "detect").is_dir():
+        pytest.skip(f"needs {script.SHARED}: the labels' photos and the background photos")
     parser_args = ["train", "--out", str(tmp_path / "run"), "--scenes", str(scene_set(tmp_path / "scenes")),
                    "--two-line", "rows", "--two-line-only", "--synthetic", "6", "--synthetic-val", "4",
                    "--scene-cuts", "2"]
