@@ -26,13 +26,15 @@ select_engine() {
     || engine_die "${ENGINE[0]} is installed but cannot run containers here: ${ENGINE[*]} info fails"
 }
 
-# Sets PODMAN to the command that runs Podman, installed from the distribution's packages when missing and run as
-# root; returns non-zero where there is none. $1 says what for.
+# Sets PODMAN to the command that runs Podman, installed with runc from the distribution's packages when either is
+# missing and run as root (a Podman installed alone brings crun, which hybrid cgroups refuse); returns non-zero where
+# there is none. $1 says what for.
 select_podman() {
   local purpose="${1:-to run containers}"
   PODMAN=()
-  if ! command -v podman >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    engine_say "installing Podman from the distribution's packages $purpose"
+  if { ! command -v podman || ! command -v runc; } >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null
+  then
+    engine_say "installing Podman and runc from the distribution's packages $purpose"
     apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc >/dev/null \
       || engine_die "installing podman failed"
   fi
