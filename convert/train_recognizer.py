@@ -87,6 +87,13 @@ def datasets(args) -> tuple[CropSet, CropSet, dict[str, CropSet]]:
         args.synthetic, args.seed, backgrounds, enlarge_share=args.enlarge_share, layout=layout,
         two_line_share=two_line_share))
     validations = {}
+    if not args.two_line_only:
+        validations["real-val"] = cached(out / "real_val.npz", lambda: real_set(val_plates, 1, args.seed + 1,
+                                                                                augment=False, layout=layout))
+        validations["real-val-aug"] = cached(out / "real_val_aug.npz", lambda: real_set(val_plates, 4, args.seed + 2,
+                                                                                        layout=layout))
+    validations["synthetic-val"] = cached(out / "synthetic_val.npz", lambda: synthetic_set(
+        args.synthetic_val, args.seed + 1, backgrounds, layout=layout, two_line_share=two_line_share))
     if args.scenes:  # read as served, from the plate's own box: all of them, and those a reader could read
         two_line = rendered_plates(args.scenes, "val")
         wide = [plate for plate in two_line if plate.box[2] - plate.box[0] >= SMALL_WIDTH]
@@ -94,15 +101,6 @@ def datasets(args) -> tuple[CropSet, CropSet, dict[str, CropSet]]:
                                              lambda: real_set(two_line, 1, args.seed + 4, augment=False, layout=layout))
         validations[f"two-line-val-{SMALL_WIDTH:g}px"] = cached(
             out / "scenes_val_wide.npz", lambda: real_set(wide, 1, args.seed + 4, augment=False, layout=layout))
-    if not args.two_line_only:
-        validations = {
-            "real-val": cached(out / "real_val.npz", lambda: real_set(val_plates, 1, args.seed + 1, augment=False,
-                                                                      layout=layout)),
-            "real-val-aug": cached(out / "real_val_aug.npz", lambda: real_set(val_plates, 4, args.seed + 2,
-                                                                              layout=layout)),
-        } | validations
-    validations["synthetic-val"] = cached(out / "synthetic_val.npz", lambda: synthetic_set(
-        args.synthetic_val, args.seed + 1, backgrounds, layout=layout, two_line_share=two_line_share))
     return real, synthetic, validations
 
 
