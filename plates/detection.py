@@ -22,8 +22,10 @@ LETTERBOX_GRAY = 114
 # read the ONNX export.
 DETECTOR_FILES = {"openvino": "plate_detector.onnx", "onnx": "plate_detector.onnx", "torch": "plate_detector.pt"}
 CPU_ONLY = ("openvino", "onnx")  # the runtimes whose installed builds run on the CPU only
-# The precisions OpenVINO may run the detector at (config parameter `precision`); the other runtimes run f32.
-PRECISIONS = ("f32", "bf16")
+# The precisions OpenVINO may run the detector at (config parameter `precision`); the other runtimes run f32. "auto"
+# is OpenVINO's own choice: bf16 on a CPU with bfloat16 instructions (AVX512_BF16 or AMX), f32 on the others, where
+# bf16 would be emulated, slower than f32.
+PRECISIONS = ("f32", "bf16", "auto")
 
 
 def detector_format(text: str) -> str:
@@ -154,8 +156,9 @@ class PlateDetector:
         precision: str = "f32",
     ):
         """`threads`: how many threads the runtime runs an ONNX detector on (0: one per core); `runtime`: which runs
-        it, "onnx" (ONNX Runtime) or "openvino"; `precision`: OpenVINO's (PRECISIONS), the others' is f32."""
-        if precision != "f32" and runtime != "openvino":
+        it, "onnx" (ONNX Runtime) or "openvino"; `precision`: OpenVINO's (PRECISIONS), the others' is f32 ("auto"
+        is theirs too)."""
+        if precision == "bf16" and runtime != "openvino":
             raise ValueError(f"precision '{precision}' is for format 'openvino' only; format '{runtime}' runs f32")
         from ultralytics import YOLO
 
@@ -166,6 +169,7 @@ class PlateDetector:
         # when the settings file was first written) and fails where that is not writable, as /opt/plates is for the
         # image's user. A private temporary folder, removed with the detector, takes it instead.
         self._scratch = tempfile.TemporaryDirectory(prefix="plates-yolo-")
+        self.precision = "f32"  # what it runs at: OpenVINO's, as asked or as it chose for this CPU
         if Path(weights).suffix == ".onnx":
             self._own_session(Path(weights), threads, runtime, precision)
 
@@ -184,6 +188,7 @@ class PlateDetector:
             from plates.openvino_session import OpenVINOSession
 
             backend.session = OpenVINOSession(weights, threads, precision)
+            self.precision = backend.session.precision
             return
         import onnxruntime
 

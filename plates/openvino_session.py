@@ -1,8 +1,9 @@
 """OpenVINO behind the two calls Ultralytics' ONNX backend makes on an ONNX Runtime session, so that the detector's
 ONNX file runs on OpenVINO's CPU plugin with Ultralytics' pre- and post-processing unchanged.
 
-Its default precision on a CPU with bfloat16 instructions is bfloat16, faster than f32 and less exact, so the
-precision is always asked for: f32 or bf16, as the `yolo` model's config says (docs/performance.md measures both).
+Its default precision on a CPU with bfloat16 instructions is bfloat16, faster than f32 and less exact, and f32 on
+the others. The `yolo` model's config asks for f32, for bf16, or for that default ("auto"); docs/performance.md
+measures them.
 
 OpenVINO's package sends usage telemetry to Google Analytics when it is imported (openvino.tools.ovc's import), and
 its converter when it converts, unless the user has opted out with its `opt_in_out` script. The service never
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-# One photo at a time, as fast as it can be; precision ("f32", "bf16") is the caller's.
+# One photo at a time, as fast as it can be; precision ("f32", "bf16", or "auto": OpenVINO's default) is the caller's.
 CONFIG = {"PERFORMANCE_HINT": "LATENCY"}
 
 
@@ -45,12 +46,17 @@ class OpenVINOSession:
     def __init__(self, onnx: Path, threads: int = 0, precision: str = "f32") -> None:
         """`threads`: how many threads OpenVINO runs the model on (0: its default, one per core)."""
         core = _core()
-        config = dict(CONFIG, INFERENCE_PRECISION_HINT=precision)
+        config = dict(CONFIG) if precision == "auto" else dict(CONFIG, INFERENCE_PRECISION_HINT=precision)
         if threads:
             config["INFERENCE_NUM_THREADS"] = threads
         self.compiled = core.compile_model(core.read_model(str(onnx)), "CPU", config)
         self._request = self.compiled.create_infer_request()
         self._lock = threading.Lock()  # one infer request: a second caller waits for the first
+
+    @property
+    def precision(self) -> str:
+        """The precision OpenVINO runs the model at: what was asked for, or what it chose for this CPU."""
+        return self.compiled.get_property("INFERENCE_PRECISION_HINT").to_string()
 
     def get_inputs(self) -> list[_Input]:
         return [_Input(port.get_any_name()) for port in self.compiled.inputs]

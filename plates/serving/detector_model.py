@@ -43,7 +43,7 @@ class DetectorModel:
         config.tensor("output", "output__3", "TYPE_INT64", [-1])
         config.tensor("output", "output__4", "TYPE_INT64", [-1])
         self.device = device
-        format = config.parameter("format", detector_format)
+        self.format = format = config.parameter("format", detector_format)
         if format in CPU_ONLY and device.type != "cpu":
             # The CPU builds of ONNX Runtime and OpenVINO are the ones installed: Ultralytics would pip-install
             # onnxruntime-gpu here.

@@ -2,6 +2,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -247,6 +248,18 @@ def test_the_openvino_detector_runs_at_the_precision_and_on_the_threads_asked():
         PlateDetector(onnx, runtime="onnx", precision="bf16")
 
 
+def test_auto_runs_the_detector_in_bf16_where_the_cpu_has_bfloat16_instructions_and_in_f32_elsewhere():
+    from plates.detection import PlateDetector
+    from plates.export import DEFAULT_REPOSITORY
+
+    flags = set(Path("/proc/cpuinfo").read_text().split())
+    native = bool(flags & {"avx512_bf16", "amx_bf16"})
+    detector = PlateDetector(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx", runtime="openvino",
+                             precision="auto")
+    assert detector.precision == ("bf16" if native else "f32")
+    assert PlateDetector(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx").precision == "f32"
+
+
 def test_openvino_runs_the_detector_without_its_telemetry():
     # OpenVINO's package sends usage data when imported unless the user opted out (plates.openvino_session). A fresh
     # process, in which any use of the telemetry client is recorded; where it is kept from being imported, the
@@ -255,6 +268,7 @@ def test_openvino_runs_the_detector_without_its_telemetry():
 import numpy as np
 import openvino_telemetry
 import sys
+from pathlib import Path
 used = []
 openvino_telemetry.Telemetry.__init__ = lambda self, *args, **kwargs: used.append(args or kwargs)
 del sys.modules["openvino_telemetry"]

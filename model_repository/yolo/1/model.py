@@ -17,6 +17,7 @@ class TritonPythonModel:
         config = ModelConfig(json.loads(args["model_config"]))
         version_folder = Path(args["model_repository"]) / args["model_version"]
         self.model = DetectorModel(config, version_folder, instance_device(args))
+        pb_utils.Logger.log_info(f"yolo: the detector runs on {self.model.format}, in {self.model.detector.precision}")
 
     def execute(self, requests):
         return answer_each(pb_utils, "yolo", requests, self._outputs)
