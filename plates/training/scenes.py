@@ -20,7 +20,9 @@ side turned away now and then), lit as the photo: its dark and light levels mapp
 covers (or, elsewhere, to the neighbourhood's, its light level somewhat brighter or darker), its colour cast the
 photo's; blurred as much as the photo's real plates are (the Gaussian blur that gives a rendered plate the
 edges of the real one it covers, `edge_blur`: blur in pixels is the camera's and the rescaling's, much the same
-across a frame), with the photo's noise. A real plate left in place keeps its class; its lines are read by eye where
+across a frame), with the photo's noise. A rendered plate the frame cuts (over a real plate at the photo's edge, or
+taller than the one it covers) is boxed as far as it shows, with no text: its text is not all in the photo, so it
+is neither read in evaluation nor learnt from. A real plate left in place keeps its class; its lines are read by eye where
 labels say (labels/*.json), else it is one-line.
 
 A close-up: a window of the photo around a real plate (at least CLOSEUP_MIN_WIDTH px wide) such that the plate
@@ -202,6 +204,11 @@ def group_bucket(group: str) -> float:
 
 
 # Pasted scenes
+
+
+def _in_frame(corners: np.ndarray, width: int, height: int) -> bool:
+    """Whether a plate drawn on `corners` lies wholly in a frame of `width` x `height`."""
+    return bool((corners >= 0).all() and (corners[:, 0] <= width).all() and (corners[:, 1] <= height).all())
 
 
 def _overlaps(box: Sequence[float], others: Iterable[Sequence[float]], margin: float = 0.1) -> bool:
@@ -418,7 +425,8 @@ def pasted_scene(photo: Photo, rng: np.random.Generator, replace_share: float = 
         corners = _corners_over(real.box, flat, two_line, rng)
         look = real_look(image, real, rng)  # measured before the real plate is painted over
         erase(image, real.box)
-        plates.append(ScenePlate(paste(image, flat, corners, look, rng), synthetic.lines(style), text, style))
+        shown = text if _in_frame(corners, width, height) else None
+        plates.append(ScenePlate(paste(image, flat, corners, look, rng), synthetic.lines(style), shown, style))
         blurs.append(look.blur)
     # Blur is the camera's and the rescaling's, in pixels: the photo's real plates say how much.
     blur = float(np.median(blurs)) if blurs else float(rng.choice(BLURS[:4]))

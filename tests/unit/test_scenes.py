@@ -169,6 +169,18 @@ def test_pasted_scene_covers_real_plates_adds_others_and_labels_each_with_its_cl
 
 
 @needs_font
+def test_a_rendered_plate_the_frame_cuts_is_boxed_as_far_as_it_shows_with_no_text(tmp_path):
+    # A two-line plate over a one-line plate's place at the top of the photo is taller than the place it covers.
+    photo = _photo(tmp_path, "edge.jpg", 0, boxes=((250, 0, 370, 26), (250, 250, 370, 280)))
+    scene = scenes.pasted_scene(photo, np.random.default_rng(0), replace_share=1.0, two_line_share=1.0,
+                                extra_plates=0)
+    cut, whole = scene.plates
+    assert cut.lines == whole.lines == 2 and cut.style is not None
+    assert cut.text is None and cut.box[1] == 0 and cut.box[3] > 26
+    assert whole.text is not None and synthetic.lines(whole.style) == 2
+
+
+@needs_font
 def test_pasted_scene_keeps_the_real_plates_it_does_not_cover(tmp_path):
     photo = _photo(tmp_path, "street.jpg", 0, lines=2, text="A001AA77")
     scene = scenes.pasted_scene(photo, np.random.default_rng(0), replace_share=0.0, extra_plates=0)
