@@ -22,8 +22,8 @@ photo's; blurred as much as the photo's real plates are (the Gaussian blur that 
 edges of the real one it covers, `edge_blur`: blur in pixels is the camera's and the rescaling's, much the same
 across a frame), with the photo's noise. A rendered plate the frame cuts (over a real plate at the photo's edge, or
 taller than the one it covers) is boxed as far as it shows, with no text: its text is not all in the photo, so it
-is neither read in evaluation nor learnt from. A real plate left in place keeps its class; its lines are read by eye where
-labels say (labels/*.json), else it is one-line.
+is neither read in evaluation nor learnt from. A real plate left in place keeps its class; its lines are read by eye
+where labels say (labels/*.json), else it is one-line.
 
 A close-up: a window of the photo around a real plate (at least CLOSEUP_MIN_WIDTH px wide) such that the plate
 fills 30 to 60 % of its width, 1 to 1.8 times as wide as tall; other plates it would cut are avoided where it can,

@@ -268,7 +268,6 @@ def test_openvino_runs_the_detector_without_its_telemetry():
 import numpy as np
 import openvino_telemetry
 import sys
-from pathlib import Path
 used = []
 openvino_telemetry.Telemetry.__init__ = lambda self, *args, **kwargs: used.append(args or kwargs)
 del sys.modules["openvino_telemetry"]
