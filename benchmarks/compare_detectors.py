@@ -23,7 +23,9 @@ once, and then:
 `--recognizer CHECKPOINT --two-line-layout LAYOUT` has every candidate read with a recognizer not yet served, given
 two-line plates in the layout it was trained on (yolo's `two_line_layout`). `--rows NAME=CHECKPOINT` has candidate
 NAME read two-line plates' rows with a checkpoint of `convert/train_recognizer.py --two-line rows` (model
-lprnet_rows), so that two of them can differ only in that.
+lprnet_rows), so that two of them can differ only in that. `--servers NAME=HOST:PORT` measures a Triton server
+already running as it is, first (so the ratios are to it): another checkout's `plates serve`, to compare code, not
+only weights and settings, in one run.
 """
 
 from __future__ import annotations
@@ -93,6 +95,14 @@ def rows_checkpoint(text: str) -> tuple[str, Path]:
     return name, Path(checkpoint)
 
 
+def running_server(text: str) -> tuple[str, str]:
+    name, _, url = text.partition("=")
+    host, _, port = url.rpartition(":")
+    if not name or not host or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: NAME=HOST:PORT, a Triton server's HTTP endpoint")
+    return name, url
+
+
 def build(weights: Path, settings: dict[str, str], repository: Path, calibration: list[Path],
           recognizer: Path | None = None, rows: Path | None = None) -> None:
     detector_file = generated_files(repository)[2]
@@ -154,7 +164,7 @@ def print_times(what: str, times: dict[str, list[float]]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("candidates", nargs="+", type=candidate,
+    parser.add_argument("candidates", nargs="*", type=candidate,
                         help="NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION[:SECOND_LOOK[:TWO_LINE_ASPECT]]]]]]")
     parser.add_argument("--manifests", nargs="+", default=[str(m) for m in MANIFESTS],
                         help="plates eval manifests; latency on the first's photos")  # fmt: skip
@@ -171,7 +181,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="yolo's two_line_layout for every candidate: the layout --recognizer was trained on")
     parser.add_argument("--rows", nargs="+", type=rows_checkpoint, default=[],
                         help="NAME=CHECKPOINT: candidate NAME reads two-line plates' rows with this checkpoint")
+    parser.add_argument("--servers", nargs="+", type=running_server, default=[],
+                        help="NAME=HOST:PORT: a Triton server already running, measured as it is, before the candidates")
     args = parser.parse_args(argv)
+    if not args.candidates and not args.servers:
+        parser.error("name a candidate or a --servers server")
     rows = dict(args.rows)
     if unknown := rows.keys() - {name for name, _, _ in args.candidates}:
         parser.error(f"--rows names no candidate: {', '.join(sorted(unknown))}")
@@ -180,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     frame = cv2.resize(cv2.imread(str(args.no_plate)), (1920, 1080))
     no_plate = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 90])[1].tobytes()
     with tempfile.TemporaryDirectory(prefix="plates-detectors-") as workdir, ExitStack() as stack:
-        clients = {}
+        clients = {name: stack.enter_context(PlatesClient(url)) for name, url in args.servers}
         calibration = calibration_photos(args.calibration)
         layout = {"two_line_layout": args.two_line_layout} if args.two_line_layout else {}
         for name, weights, settings in args.candidates:

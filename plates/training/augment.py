@@ -20,7 +20,7 @@ import math
 import cv2
 import numpy as np
 
-from plates.recognition.crops import CROP_HEIGHT, CROP_WIDTH, CropVariant, crop_box, cut_crops, rows_apart, side_by_side
+from plates.recognition.crops import CROP_WIDTH, CropVariant, crop_box, cut_crops, fit, rows_apart, side_by_side
 from plates.training.synthetic import PIXELS_PER_MM, PLATE_MM
 
 PLATE_WIDTHS = (40.0, 600.0)  # px in the frame, log-uniform
@@ -147,8 +147,7 @@ def to_crop(region: np.ndarray, lines: int = 1, layout: str = "side-by-side") ->
     apart, 24x188 (rows_apart, as normalize_rows)."""
     if lines == 2 and layout == "rows":
         return rows_apart(region)
-    region = side_by_side(region) if lines == 2 else region
-    return cv2.resize(region, (CROP_WIDTH, CROP_HEIGHT), interpolation=cv2.INTER_CUBIC)
+    return fit(side_by_side(region) if lines == 2 else region)
 
 
 def synthetic_crop(

@@ -1,3 +1,4 @@
+import cv2
 import numpy as np
 import pytest
 
@@ -11,6 +12,7 @@ from plates.recognition.crops import (
     _source_span,
     crop_box,
     cut_crops,
+    fit,
     prepare_crops,
     variants,
     whole_frame_cuts,
@@ -36,6 +38,23 @@ def test_prepare_crops_gives_rgb_chw_scaled_to_unit_range():
     assert crops.shape == (1, 3, CROP_HEIGHT, CROP_WIDTH) and crops.dtype == np.float32
     np.testing.assert_allclose(crops[0, 2], 127.5 * 0.0078125)  # blue is the last RGB channel
     np.testing.assert_allclose(crops[0, 0], -127.5 * 0.0078125)
+
+
+def test_a_cut_wider_than_the_crop_is_averaged_not_sampled():
+    # Stripes a pixel wide, as a large plate's thin strokes are to a 94 px crop: sampled every ~3.2 px (cubic) they
+    # alias into bands of black and white (127.5 from grey); averaged, each crop pixel holds one or two white stripes
+    # of its 3.2 (95 to 160).
+    stripes = np.zeros((72, 300, 3), np.uint8)
+    stripes[:, ::2] = 255
+    crop = fit(stripes).astype(np.float32)
+    assert crop.shape == (CROP_HEIGHT, CROP_WIDTH, 3)
+    assert np.abs(crop - 127.5).max() < 40
+
+
+def test_a_cut_narrower_than_the_crop_is_enlarged_as_before():
+    rng = np.random.default_rng(0)
+    small = rng.integers(0, 256, (12, 40, 3), np.uint8)
+    assert np.array_equal(fit(small), cv2.resize(small, (CROP_WIDTH, CROP_HEIGHT), interpolation=cv2.INTER_CUBIC))
 
 
 def test_prepare_crops_of_no_boxes_is_an_empty_batch():
