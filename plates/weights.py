@@ -49,12 +49,12 @@ WEIGHT_FILES = {
         ),
         WeightFile(
             "plates_rows_stn.pt",
-            "aa5d8907e025978a86d915e40e683f6ed498ea797b9b259ac0ce8fdf1c05d1cc",
+            "193d427c395a2e7637c549e4e690b781587c257e73c0cdb82d64fde3cf848ef8",
             "this repository's weights/ (convert/train_recognizer.py --two-line rows --two-line-only)",
         ),
         WeightFile(
             "plates_rows_lprnet.pt",
-            "b96fc2a72c5b5e6a88e521c7a10f191bd53377509c3931c38dcf753f23d65385",
+            "f39bc938794c36c99456d33420054c70087ac8810aca1a9894e4fccb84353b61",
             "this repository's weights/ (convert/train_recognizer.py --two-line rows --two-line-only)",
         ),
         WeightFile(
