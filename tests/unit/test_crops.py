@@ -51,10 +51,18 @@ def test_a_cut_wider_than_the_crop_is_averaged_not_sampled():
     assert np.abs(crop - 127.5).max() < 40
 
 
-def test_a_cut_narrower_than_the_crop_is_enlarged_as_before():
+@pytest.mark.parametrize("width", [40, 100, 141])
+def test_a_cut_narrower_than_or_near_the_crop_is_resized_cubically(width):
+    # 100 px is car.jpg's plate cut from the 1920x1080 frame: averaged, its C read O in most frames of a video
     rng = np.random.default_rng(0)
-    small = rng.integers(0, 256, (12, 40, 3), np.uint8)
-    assert np.array_equal(fit(small), cv2.resize(small, (CROP_WIDTH, CROP_HEIGHT), interpolation=cv2.INTER_CUBIC))
+    cut = rng.integers(0, 256, (12, width, 3), np.uint8)
+    assert np.array_equal(fit(cut), cv2.resize(cut, (CROP_WIDTH, CROP_HEIGHT), interpolation=cv2.INTER_CUBIC))
+
+
+def test_a_cut_shrunk_more_than_the_threshold_is_averaged():
+    rng = np.random.default_rng(0)
+    cut = rng.integers(0, 256, (30, 142, 3), np.uint8)
+    assert np.array_equal(fit(cut), cv2.resize(cut, (CROP_WIDTH, CROP_HEIGHT), interpolation=cv2.INTER_AREA))
 
 
 def test_prepare_crops_of_no_boxes_is_an_empty_batch():
