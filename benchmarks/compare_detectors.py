@@ -49,7 +49,7 @@ from plates.export import (
     DEFAULT_REPOSITORY,
     export_detector,
     generated_files,
-    is_built,
+    out_of_date,
     set_parameter,
     write_recognizer,
     write_two_line_recognizer,
@@ -189,8 +189,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = dict(args.rows)
     if unknown := rows.keys() - {name for name, _, _ in args.candidates}:
         parser.error(f"--rows names no candidate: {', '.join(sorted(unknown))}")
-    if not is_built(DEFAULT_REPOSITORY):
-        parser.error(f"{DEFAULT_REPOSITORY} is not built: python convert/build_model_repository.py")
+    why = out_of_date(DEFAULT_REPOSITORY)
+    if why:
+        parser.error(f"{DEFAULT_REPOSITORY} is not built as the weights are now ({why}): python "
+                     "convert/build_model_repository.py")
     frame = cv2.resize(cv2.imread(str(args.no_plate)), (1920, 1080))
     no_plate = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 90])[1].tobytes()
     with tempfile.TemporaryDirectory(prefix="plates-detectors-") as workdir, ExitStack() as stack:

@@ -35,10 +35,10 @@ from plates.server.launcher import free_port  # noqa: E402
 # Run by the tree's own python: its launcher, its model repository (built on the first run), its flags.
 BARE_SERVER = """
 import signal, sys
-from plates.export import build_model_repository, is_built
+from plates.export import is_built, rebuild
 from plates.server.launcher import LocalServer
 if not is_built():
-    build_model_repository()
+    rebuild()
 server = LocalServer(http_port=int(sys.argv[1]), grpc_port=int(sys.argv[2]), metrics_port=int(sys.argv[3]))
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 try:

@@ -8,6 +8,7 @@ committed.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -18,9 +19,12 @@ from plates.detection import DETECTOR_FILES, detector_format
 from plates.exceptions import PlatesError
 from plates.nets import LPRNet, SpatialTransformer
 from plates.server.warmup import PHOTO, bytes_element
-from plates.weights import PROJECT_ROOT, find_weights
+from plates.weights import PROJECT_ROOT, WEIGHT_FILES, find_weights, sha256_of
 
 DEFAULT_REPOSITORY = PROJECT_ROOT / "model_repository"
+# What the generated files were built from: each weight file's SHA-256, and the build's settings. A checkout that
+# pulls new weights has a repository of the old ones: `plates serve` builds it again rather than serve them.
+BUILD_RECORD = "built_from.json"
 TRACE_TOLERANCE = 1e-4
 INSTANCE_KINDS = {"auto": "KIND_AUTO", "gpu": "KIND_GPU", "cpu": "KIND_CPU"}
 DETECTOR_FILE = DETECTOR_FILES["torch"]
@@ -70,6 +74,7 @@ def generated_files(repository: Path) -> list[Path]:
         repository / "yolo" / "1" / DETECTOR_FILES["onnx"],
         repository / "lprnet_rows" / "1" / "model.pt",
         *warmup_files(repository),
+        repository / BUILD_RECORD,
     ]
 
 
@@ -101,8 +106,36 @@ def export_detector(weights: Path, format: str = "onnx") -> Path:
     return Path(exported)
 
 
+def build_record(repository: Path = DEFAULT_REPOSITORY) -> dict:
+    """What `repository` was last built from ({"weights": {name: sha256}, "settings": {...}}); {} where unreadable."""
+    try:
+        record = json.loads((repository / BUILD_RECORD).read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def out_of_date(repository: Path = DEFAULT_REPOSITORY) -> str | None:
+    """Why `repository`'s generated files are not those of the weights the project names now; None where they are."""
+    missing = [path for path in generated_files(repository) if not path.is_file()]
+    if missing:
+        return f"{missing[0]} is missing"
+    weights = build_record(repository).get("weights")
+    if not isinstance(weights, dict) or not weights:
+        return f"{repository / BUILD_RECORD} names no weights"
+    changed = [name for name, sha256 in weights.items()
+               if name not in WEIGHT_FILES or WEIGHT_FILES[name].sha256 != sha256]
+    return f"{', '.join(changed)} changed since it was built" if changed else None
+
+
 def is_built(repository: Path = DEFAULT_REPOSITORY) -> bool:
-    return all(path.is_file() for path in generated_files(repository))
+    return out_of_date(repository) is None
+
+
+def rebuild(repository: Path = DEFAULT_REPOSITORY) -> list[Path]:
+    """Build `repository` again with the settings it was last built with (the defaults where none are recorded)."""
+    settings = build_record(repository).get("settings")
+    return build_model_repository(repository, **(settings if isinstance(settings, dict) else {}))
 
 
 def set_instance_kind(repository: Path, kind: str) -> None:
@@ -180,4 +213,9 @@ def build_model_repository(
     set_instance_kind(repository, instance_kind)
     if instance_kind == "gpu":
         set_detector_format(repository, "torch")
-    return written + [detector_file, onnx_file, rows_file, *warmup]
+    record = repository / BUILD_RECORD
+    settings = {"weights_dir": str(weights_dir) if weights_dir else None, "instance_kind": instance_kind,
+                "recognizer": recognizer}
+    record.write_text(json.dumps({"weights": {name: sha256_of(path) for name, path in sources.items()},
+                                  "settings": settings}, indent=2) + "\n")
+    return written + [detector_file, onnx_file, rows_file, *warmup, record]

@@ -16,7 +16,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    from plates.export import build_model_repository, is_built
+    from plates.export import out_of_date, rebuild
     from plates.server.gateway_process import GatewayProcess
     from plates.server.launcher import LocalServer
     from plates.server.supervisor import Supervisor
@@ -30,9 +30,10 @@ def serve(args: argparse.Namespace) -> int:
             "--host", args.host, "--port", str(args.gateway_port),
             "--triton-grpc", f"127.0.0.1:{args.grpc_port}", "--triton-http", f"127.0.0.1:{args.http_port}",
         ])  # fmt: skip
-    if not is_built(args.repository):
-        print(f"building {args.repository} from the weights ...", flush=True)
-        build_model_repository(args.repository)
+    why = out_of_date(args.repository)
+    if why:
+        print(f"building {args.repository} from the weights ({why}) ...", flush=True)
+        rebuild(args.repository)
     # SIGTERM (kubectl, systemd, CI) stops the server as Ctrl-C does: through the same clean shutdown.
     signal.signal(signal.SIGTERM, _interrupt)
     try:

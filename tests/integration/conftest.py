@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from plates.benchmark import model_statistics
-from plates.export import DEFAULT_REPOSITORY, build_model_repository, is_built
+from plates.export import DEFAULT_REPOSITORY, is_built, rebuild
 from plates.readiness import normalize_url, wait_for_server
 from plates.server.launcher import LocalServer, free_port
 from plates.server.options import ADMIN_KEY_VARIABLE
@@ -30,7 +30,7 @@ def triton_endpoints(request, tmp_path_factory) -> tuple[str, str]:
         yield given, request.config.getoption("--triton-grpc-url") or grpc_beside(given)
         return
     if not is_built(DEFAULT_REPOSITORY):
-        build_model_repository(DEFAULT_REPOSITORY)
+        rebuild(DEFAULT_REPOSITORY)
     log = Path(tmp_path_factory.mktemp("triton")) / "tritonserver.log"
     server = LocalServer(http_port=free_port(), grpc_port=free_port(), metrics_port=free_port(), log_file=log)
     try:

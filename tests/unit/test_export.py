@@ -1,14 +1,19 @@
+import json
 import shutil
 
 import pytest
 import torch
 
 from plates.exceptions import PlatesError, WeightsError
-from plates.weights import PROJECT_ROOT
+from plates.weights import PROJECT_ROOT, WEIGHT_FILES
 from plates.export import (
+    BUILD_RECORD,
     DEFAULT_REPOSITORY,
     build_model_repository,
     generated_files,
+    is_built,
+    out_of_date,
+    rebuild,
     set_detector_format,
     set_instance_kind,
     trace_checked,
@@ -67,10 +72,57 @@ def test_the_repositorys_own_weights_build_the_model_repository(tmp_path):
     # A fresh clone with no ../shared beside it builds and serves: weights/ holds every weight it serves.
     built = build_model_repository(copy_sources(tmp_path), weights_dir=PROJECT_ROOT / "weights")
     assert [path.name for path in built] == [
-        "model.pt", "model.pt", "plate_detector.pt", "plate_detector.onnx", "model.pt", "photo", "photo"
+        "model.pt", "model.pt", "plate_detector.pt", "plate_detector.onnx", "model.pt", "photo", "photo", BUILD_RECORD
     ]
     assert built == generated_files(tmp_path / "model_repository")
     assert all(path.is_file() for path in built)
+    record = json.loads(built[-1].read_text())
+    assert record["weights"] == {name: WEIGHT_FILES[name].sha256 for name in (
+        "plates_stn.pt", "plates_lprnet.pt", "plates_rows_stn.pt", "plates_rows_lprnet.pt", "plate_detector.pt")}
+    assert record["settings"] == {"weights_dir": str(PROJECT_ROOT / "weights"), "instance_kind": "auto",
+                                  "recognizer": "plates"}
+    assert out_of_date(tmp_path / "model_repository") is None
+
+
+def built_as_if(repository, weights: dict[str, str], settings: dict | None = None):
+    """A repository whose generated files are all there, recorded as built from `weights`."""
+    for path in generated_files(repository):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    record = {"weights": weights, **({"settings": settings} if settings else {})}
+    (repository / BUILD_RECORD).write_text(json.dumps(record))
+    return repository
+
+
+def test_a_repository_built_from_weights_the_project_no_longer_names_is_out_of_date(tmp_path):
+    # As a checkout is after `git pull` brings new weights: its repository still holds the old ones' traces.
+    now = {name: WEIGHT_FILES[name].sha256 for name in ("plates_stn.pt", "plates_rows_lprnet.pt")}
+    assert is_built(built_as_if(tmp_path / "now", now))
+    older = built_as_if(tmp_path / "older", {**now, "plates_rows_lprnet.pt": "0" * 64})
+    assert out_of_date(older) == "plates_rows_lprnet.pt changed since it was built"
+    assert not is_built(older)
+    assert out_of_date(built_as_if(tmp_path / "gone", {"retired.pt": "0" * 64})) == (
+        "retired.pt changed since it was built")
+
+
+def test_a_repository_with_a_file_missing_or_no_readable_record_is_out_of_date(tmp_path):
+    now = {"plates_stn.pt": WEIGHT_FILES["plates_stn.pt"].sha256}
+    repository = built_as_if(tmp_path / "a", now)
+    generated_files(repository)[4].unlink()
+    assert out_of_date(repository) == f"{generated_files(repository)[4]} is missing"
+    for text in ("not json", "[]", '{"weights": {}}', '{"weights": ["plates_stn.pt"]}'):
+        repository = built_as_if(tmp_path / "b", now)
+        (repository / BUILD_RECORD).write_text(text)
+        assert out_of_date(repository) == f"{repository / BUILD_RECORD} names no weights", text
+
+
+def test_rebuild_builds_with_the_settings_recorded(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr("plates.export.build_model_repository", lambda repository, **settings: calls.append(settings))
+    settings = {"weights_dir": "weights", "instance_kind": "gpu", "recognizer": "pretrained"}
+    rebuild(built_as_if(tmp_path / "a", {"stn.pth": "0" * 64}, settings))
+    rebuild(tmp_path / "never-built")
+    assert calls == [settings, {}]
 
 
 def test_every_warm_up_reads_a_file_the_build_writes_and_runs_at_least_one_request(tmp_path):
