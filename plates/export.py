@@ -19,7 +19,7 @@ from plates.detection import DETECTOR_FILES, detector_format
 from plates.exceptions import PlatesError
 from plates.nets import LPRNet, SpatialTransformer
 from plates.server.warmup import PHOTO, bytes_element
-from plates.weights import PROJECT_ROOT, WEIGHT_FILES, find_weights, sha256_of
+from plates.weights import PROJECT_ROOT, WEIGHT_FILES, find_weights
 
 DEFAULT_REPOSITORY = PROJECT_ROOT / "model_repository"
 # What the generated files were built from: each weight file's SHA-256, and the build's settings. A checkout that
@@ -216,6 +216,7 @@ def build_model_repository(
     record = repository / BUILD_RECORD
     settings = {"weights_dir": str(weights_dir) if weights_dir else None, "instance_kind": instance_kind,
                 "recognizer": recognizer}
-    record.write_text(json.dumps({"weights": {name: sha256_of(path) for name, path in sources.items()},
+    # find_weights checked each file against the SHA-256 the project names for it
+    record.write_text(json.dumps({"weights": {name: WEIGHT_FILES[name].sha256 for name in sources},
                                   "settings": settings}, indent=2) + "\n")
     return written + [detector_file, onnx_file, rows_file, *warmup, record]

@@ -91,8 +91,8 @@ def fit(cut_bgr: np.ndarray) -> np.ndarray:
     Cubic interpolation samples 4 pixels a tap: shrinking a 300 px plate to 94 skips most of its pixels, and the thin
     strokes of the region code alias into other digits. Over the 2,424 one-line plates read by eye, cut from their own
     boxes as served (most 200 px wide and up in the frame), the committed recognizer (trained on cubic cuts) read
-    2,306 of them from averaged cuts against 2,103 from cubic ones; every plate narrower than the crop is cut as
-    before (docs/recognizer.md)."""
+    2,306 of them from averaged cuts against 2,103 from cubic ones; a cut up to AVERAGE_BEYOND times the crop's width
+    is resized as before (docs/recognizer.md)."""
     averaged = cut_bgr.shape[1] > AVERAGE_BEYOND * CROP_WIDTH
     interpolation = cv2.INTER_AREA if averaged else cv2.INTER_CUBIC
     return cv2.resize(cut_bgr, (CROP_WIDTH, CROP_HEIGHT), interpolation=interpolation)
