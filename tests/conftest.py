@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import signal
 import threading
 import time
 from collections import Counter
@@ -21,6 +22,16 @@ from plates.weights import PROJECT_ROOT
 
 SHARED = Path(os.environ.get("PLATES_SHARED_DIR", PROJECT_ROOT.parent / "shared"))
 SAMPLES = SHARED / "data" / "samples"
+
+
+@pytest.fixture
+def ctrl_c_raises():
+    """Python's own SIGINT handler, as at a terminal: a shell that starts the tests in the background without job
+    control has them ignore SIGINT, and the processes they start with them, and the tests would wait forever for
+    their Ctrl-C. A handler (unlike an ignored signal) is not inherited: a child process gets Python's own too."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -49,7 +49,7 @@ def test_source_that_cannot_be_opened_is_a_one_line_error(triton_url, tmp_path, 
     assert err.count("\n") == 1 and "missing.mp4: no such file" in err
 
 
-def test_live_stream_is_read_until_ctrl_c(triton_url, plate_video):
+def test_live_stream_is_read_until_ctrl_c(triton_url, plate_video, ctrl_c_raises):
     url = f"http://127.0.0.1:{free_port()}/live.ts"
     ffmpeg = subprocess.Popen(
         [imageio_ffmpeg.get_ffmpeg_exe(), "-nostdin", "-loglevel", "error", "-re", "-stream_loop", "-1",

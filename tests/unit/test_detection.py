@@ -287,7 +287,7 @@ print("telemetry used:", used)
     assert result.stdout.strip().splitlines()[-1] == "telemetry used: []"
 
 
-def test_a_process_that_ran_openvino_detectors_survives_ctrl_c():
+def test_a_process_that_ran_openvino_detectors_survives_ctrl_c(ctrl_c_raises):
     # Two OpenVINO Cores, once freed, left the process to crash on its next SIGINT (plates.openvino_session._core).
     script = """
 import gc, signal, threading

@@ -150,15 +150,6 @@ class EndlessLive(FakeSource):
             yield Frame(i, i / 100, time.time(), self.image)
 
 
-@pytest.fixture
-def ctrl_c_raises():
-    """Python's own SIGINT handler, as at a terminal: a shell that starts the tests in the background without job
-    control has them ignore SIGINT, and these tests would wait forever for their Ctrl-C."""
-    before = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, before)
-
-
 def test_ctrl_c_ends_every_camera_with_its_summary(ctrl_c_raises):
     # SIGINT to this (the main) thread while the site waits for its cameras, as a Ctrl-C on the terminal.
     threading.Timer(0.5, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT)).start()
