@@ -143,18 +143,35 @@ def test_a_source_that_cannot_be_opened_stops_the_site_before_any_camera_starts(
 class EndlessLive(FakeSource):
     def __init__(self) -> None:
         super().__init__(0, live=True)
+        self.read_a_frame = threading.Event()
 
     def frames(self, stop=None):
         for i in range(100_000):
+            if i == 1:  # the camera asks for its second frame: it has read its first
+                self.read_a_frame.set()
             time.sleep(0.01)
             yield Frame(i, i / 100, time.time(), self.image)
 
 
 def test_ctrl_c_ends_every_camera_with_its_summary(ctrl_c_raises):
-    # SIGINT to this (the main) thread while the site waits for its cameras, as a Ctrl-C on the terminal.
-    threading.Timer(0.5, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT)).start()
+    # SIGINT to this (the main) thread while the site waits for its cameras, as a Ctrl-C on the terminal, once each
+    # camera has read a frame (a fixed delay was too short for a first test to start its cameras on a busy machine).
+    sources: list[EndlessLive] = []
+
+    def open_source(spec, fps):
+        sources.append(EndlessLive())
+        return sources[-1]
+
+    def ctrl_c_once_both_read(main=threading.main_thread().ident, deadline=time.monotonic() + 60):
+        while len(sources) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        for source in sources:
+            source.read_a_frame.wait(max(0.0, deadline - time.monotonic()))
+        signal.pthread_kill(main, signal.SIGINT)
+
+    threading.Thread(target=ctrl_c_once_both_read, daemon=True).start()
     runs = Site(site(CameraSettings("a", "a"), CameraSettings("b", "b")), lambda live: plate_at, [Collect()],
-                open_source=lambda spec, fps: EndlessLive()).run()  # fmt: skip
+                open_source=open_source).run()  # fmt: skip
     assert [run.summary.interrupted for run in runs] == [True, True] and all(run.summary.frames for run in runs)
 
 
