@@ -14,6 +14,7 @@ resize misreads that `served` (plates.recognition.crops.fit) reads right, and th
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections import Counter
 from pathlib import Path
@@ -41,13 +42,8 @@ def sampled(interpolation: int):
     return lambda cut: cv2.resize(cut, (CROP_WIDTH, CROP_HEIGHT), interpolation=interpolation)
 
 
-def averaged_when_shrunk(cut: np.ndarray) -> np.ndarray:
-    """fit as it was at first: averaged wherever the cut is wider than the crop, however little."""
-    interpolation = cv2.INTER_AREA if cut.shape[1] > CROP_WIDTH else cv2.INTER_CUBIC
-    return cv2.resize(cut, (CROP_WIDTH, CROP_HEIGHT), interpolation=interpolation)
-
-
-RESIZES = {"served": fit, "area": averaged_when_shrunk, "cubic": sampled(cv2.INTER_CUBIC),
+# area: fit as it was at first, averaging every cut wider than the crop, however little
+RESIZES = {"served": fit, "area": functools.partial(fit, average_beyond=1.0), "cubic": sampled(cv2.INTER_CUBIC),
            "linear": sampled(cv2.INTER_LINEAR)}
 
 

@@ -84,16 +84,16 @@ def scale_pixels(bgr: np.ndarray) -> np.ndarray:
 AVERAGE_BEYOND = 1.5
 
 
-def fit(cut_bgr: np.ndarray) -> np.ndarray:
+def fit(cut_bgr: np.ndarray, average_beyond: float = AVERAGE_BEYOND) -> np.ndarray:
     """A cut of any size resized to the recognizer's 94x24, BGR uint8: averaged over its pixels (INTER_AREA) where it
-    is more than AVERAGE_BEYOND times as wide as the crop, cubic otherwise.
+    is more than `average_beyond` times as wide as the crop, cubic otherwise.
 
     Cubic interpolation samples 4 pixels a tap: shrinking a 300 px plate to 94 skips most of its pixels, and the thin
     strokes of the region code alias into other digits. Over the 2,424 one-line plates read by eye, cut from their own
     boxes as served (most 200 px wide and up in the frame), the committed recognizer (trained on cubic cuts) read
-    2,306 of them from averaged cuts against 2,103 from cubic ones; a cut up to AVERAGE_BEYOND times the crop's width
-    is resized as before (docs/recognizer.md)."""
-    averaged = cut_bgr.shape[1] > AVERAGE_BEYOND * CROP_WIDTH
+    2,306 of them from averaged cuts against 2,103 from cubic ones; a cut up to `average_beyond` times the crop's
+    width is resized as before (docs/recognizer.md)."""
+    averaged = cut_bgr.shape[1] > average_beyond * CROP_WIDTH
     interpolation = cv2.INTER_AREA if averaged else cv2.INTER_CUBIC
     return cv2.resize(cut_bgr, (CROP_WIDTH, CROP_HEIGHT), interpolation=interpolation)
 
