@@ -1,5 +1,6 @@
 """OpenVINO behind the two calls Ultralytics' ONNX backend makes on an ONNX Runtime session, so that the detector's
-ONNX file runs on OpenVINO's CPU plugin with Ultralytics' pre- and post-processing unchanged.
+ONNX file runs on OpenVINO's CPU plugin with Ultralytics' pre- and post-processing unchanged; compiled for any input
+shape, and again for each of the few shapes it sees most (FIXED_SHAPES), which run faster so.
 
 Its default precision on a CPU with bfloat16 instructions is bfloat16, faster than f32 and less exact, and f32 on
 the others. The `yolo` model's config asks for f32, for bf16, or for that default ("auto"); docs/performance.md
@@ -16,13 +17,27 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+if TYPE_CHECKING:
+    import openvino
+
 # One photo at a time, as fast as it can be; precision ("f32", "bf16", or "auto": OpenVINO's default) is the caller's.
 CONFIG = {"PERFORMANCE_HINT": "LATENCY"}
+# The detector's file takes any height and width, and Ultralytics letterboxes a photo to a few shapes only (608 on the
+# longer side, the other a multiple of 32). Compiled for one shape, OpenVINO ran it in 0.91 to 0.98 of the time the
+# model for any shape took, with the same outputs, at each of the 7 shapes e2e.json's photos take
+# (benchmarks/openvino_fixed_shapes.py); each costs about 0.45 s to compile and 55 MB to hold. So a shape gets a
+# model of its own on its third photo, for up to FIXED_SHAPES shapes: a camera's frames are one shape, and photos
+# mostly a few (416x608 and 480x608 were 65 of e2e.json's 75). Rarer shapes, and any past those, run on the model for
+# any shape, so that a stream of varied photos never makes it compile again and again.
+FIXED_SHAPES = 4
+FIXED_ON_SIGHTING = 3
 
 
 @functools.lru_cache(maxsize=1)
@@ -49,9 +64,13 @@ class OpenVINOSession:
         config = dict(CONFIG) if precision == "auto" else dict(CONFIG, INFERENCE_PRECISION_HINT=precision)
         if threads:
             config["INFERENCE_NUM_THREADS"] = threads
-        self.compiled = core.compile_model(core.read_model(str(onnx)), "CPU", config)
-        self._request = self.compiled.create_infer_request()
-        self._lock = threading.Lock()  # one infer request: a second caller waits for the first
+        self._model = core.read_model(str(onnx))
+        self._config = config
+        self.compiled = core.compile_model(self._model, "CPU", config)  # for any shape
+        self._any_shape = self.compiled.create_infer_request()
+        self.fixed: dict[tuple[int, ...], openvino.InferRequest] = {}  # input shape -> that of a model compiled for it
+        self._sightings: Counter[tuple[int, ...]] = Counter()
+        self._lock = threading.Lock()  # one infer request at a time: a second caller waits for the first
 
     @property
     def precision(self) -> str:
@@ -62,7 +81,22 @@ class OpenVINOSession:
         return [_Input(port.get_any_name()) for port in self.compiled.inputs]
 
     def run(self, output_names: list[str] | None, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        (pixels,) = feeds.values()  # the detector's one input
         with self._lock:
-            results = self._request.infer(feeds)
+            results = self._request_for(tuple(pixels.shape)).infer(feeds)
             names = output_names or [port.get_any_name() for port in self.compiled.outputs]
-            return [np.array(results[self.compiled.output(name)]) for name in names]
+            return [np.array(results[name]) for name in names]
+
+    def _request_for(self, shape: tuple[int, ...]) -> openvino.InferRequest:
+        """The infer request of the model compiled for `shape`, compiled now on its FIXED_ON_SIGHTING-th photo while
+        there are fewer than FIXED_SHAPES; else that of the model for any shape."""
+        request = self.fixed.get(shape)
+        if request is not None:
+            return request
+        self._sightings[shape] += 1
+        if self._sightings[shape] >= FIXED_ON_SIGHTING and len(self.fixed) < FIXED_SHAPES:
+            model = self._model.clone()
+            model.reshape(list(shape))
+            self.fixed[shape] = _core().compile_model(model, "CPU", self._config).create_infer_request()
+            return self.fixed[shape]
+        return self._any_shape

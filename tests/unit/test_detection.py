@@ -254,6 +254,28 @@ def test_the_openvino_detector_runs_at_the_precision_and_on_the_threads_asked():
         PlateDetector(onnx, runtime="onnx", precision="bf16")
 
 
+def test_openvino_compiles_a_shape_of_its_own_on_its_third_photo_for_a_few_shapes_and_runs_the_rest_on_any_shape(
+        monkeypatch):
+    from plates import openvino_session
+    from plates.export import DEFAULT_REPOSITORY
+
+    monkeypatch.setattr(openvino_session, "FIXED_SHAPES", 2)
+    session = openvino_session.OpenVINOSession(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx", threads=1)
+    any_shape = session.compiled.create_infer_request()
+    (name,) = [port.name for port in session.get_inputs()]
+    seen = []
+    for height in (64, 96, 64, 64, 96, 96, 128, 128, 128, 64):
+        pixels = np.random.default_rng(height).random((1, 3, height, 160), dtype=np.float32)
+        outputs = session.run(None, {name: pixels})
+        seen.append(sorted(shape[2] for shape in session.fixed))
+        np.testing.assert_allclose(outputs[0], any_shape.infer({name: pixels})[0], atol=1e-3)
+    # 64 on its third photo, 96 on its third; 128 never, FIXED_SHAPES being 2; 64 from its own model since.
+    assert seen == [[], [], [], [64], [64], [64, 96], [64, 96], [64, 96], [64, 96], [64, 96]]
+    for request in session.fixed.values():  # compiled as the session was asked
+        assert request.get_compiled_model().get_property("INFERENCE_NUM_THREADS") == 1
+        assert request.get_compiled_model().get_property("INFERENCE_PRECISION_HINT").to_string() == "f32"
+
+
 def test_auto_runs_the_detector_in_bf16_where_the_cpu_has_bfloat16_instructions_and_in_f32_elsewhere():
     from plates.detection import PlateDetector
     from plates.export import DEFAULT_REPOSITORY
@@ -296,7 +318,9 @@ from plates.export import DEFAULT_REPOSITORY
 from plates.openvino_session import OpenVINOSession
 sessions = [OpenVINOSession(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx", threads=1) for _ in range(2)]
 for session in sessions:
-    session.run(None, {"images": np.zeros((1, 3, 64, 64), np.float32)})
+    for _ in range(3):  # its third photo of a shape compiles a model for it
+        session.run(None, {"images": np.zeros((1, 3, 64, 64), np.float32)})
+    assert session.fixed
 del sessions, session
 gc.collect()
 threading.Timer(0.3, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT)).start()
