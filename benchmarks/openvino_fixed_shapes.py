@@ -1,6 +1,6 @@
-"""The detector's ONNX file on OpenVINO compiled for a fixed input shape (plates.openvino_session: the first
-FIXED_SHAPES shapes it sees) against the model compiled for any shape, in one process, in turns, at the letterbox
-shapes of e2e.json's photos; with what compiling one takes, and what holding them all takes of the process's memory
+"""The detector's ONNX file on OpenVINO compiled for a fixed input shape (plates.openvino_session: each shape on its
+third photo, up to FIXED_SHAPES shapes) against the model compiled for any shape, in one process, in turns, at the
+letterbox shapes of e2e.json's photos; with what compiling one takes, and what holding them all takes of the process's memory
 (figures, not assertions: read the ratios).
 
     poetry run python benchmarks/openvino_fixed_shapes.py [--rounds 30]
