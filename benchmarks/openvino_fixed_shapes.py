@@ -1,7 +1,8 @@
 """The detector's ONNX file on OpenVINO compiled for a fixed input shape (plates.openvino_session: each shape on its
 third photo, up to FIXED_SHAPES shapes) against the model compiled for any shape, in one process, in turns, at the
-letterbox shapes of e2e.json's photos; with what compiling one takes, and what holding them all takes of the process's memory
-(figures, not assertions: read the ratios).
+letterbox shapes of e2e.json's photos, each fed the first such photo as the predictor letterboxes it; with what
+compiling one takes, and what holding them all takes of the process's memory (figures, not assertions: read the
+ratios).
 
     poetry run python benchmarks/openvino_fixed_shapes.py [--rounds 30]
 """
@@ -45,13 +46,15 @@ def detector(rounds: int) -> None:
     import openvino
 
     from plates.openvino_session import CONFIG
+    from plates.quantization import letterboxed
 
     photos = [E2E.parent / entry["image"] for entry in json.loads(E2E.read_text())]
+    inputs: dict[tuple[int, int], np.ndarray] = {}  # letterbox shape -> its first photo, letterboxed
     shapes = Counter()
     for photo in photos:
-        height, width = cv2.imread(str(photo)).shape[:2]
-        scale = 608 / max(height, width)
-        shapes[tuple(-(-round(side * scale) // 32) * 32 for side in (height, width))] += 1
+        pixels = letterboxed(cv2.imread(str(photo)), 608)
+        shapes[pixels.shape[2:]] += 1
+        inputs.setdefault(pixels.shape[2:], pixels)
     print(f"OpenVINO f32, the detector at 608 px; e2e.json's {len(photos)} photos letterbox to "
           + ", ".join(f"{h}x{w} ({count})" for (h, w), count in shapes.most_common()))
     core = openvino.Core()
@@ -59,8 +62,7 @@ def detector(rounds: int) -> None:
     onnx = core.read_model(str(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx"))
     any_shape = core.compile_model(onnx, "CPU", config).create_infer_request()
     held, start_mib = [], resident_mib()  # every fixed model kept, as the session keeps them
-    for height, width in sorted(shapes):
-        pixels = np.random.default_rng(height).random((1, 3, height, width), dtype=np.float32)
+    for (height, width), pixels in sorted(inputs.items()):
         any_shape.infer([pixels])
         start = time.perf_counter()
         model = onnx.clone()
