@@ -40,9 +40,8 @@ def timed(spinning: bool, image: np.ndarray, photos: int) -> tuple[float, float]
     from plates.detection import PlateDetector
 
     detector = PlateDetector(ONNX)
-    if spinning:  # Ultralytics' own session: default options
-        session = onnxruntime.InferenceSession(str(ONNX), providers=["CPUExecutionProvider"])
-        detector.model.predictor.model.session = session
+    if spinning:  # a session with the default options, as Ultralytics' predictor makes it
+        detector.onnx.session.session = onnxruntime.InferenceSession(str(ONNX), providers=["CPUExecutionProvider"])
     for _ in range(3):
         detector.detect(image)
     # Spawned, not forked: a child forked from a process with ONNX Runtime's and PyTorch's threads can hang.

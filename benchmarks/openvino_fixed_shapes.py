@@ -1,6 +1,6 @@
 """The detector's ONNX file on OpenVINO compiled for a fixed input shape (plates.openvino_session: each shape on its
 third photo, up to FIXED_SHAPES shapes) against the model compiled for any shape, in one process, in turns, at the
-letterbox shapes of e2e.json's photos, each fed the first such photo as the predictor letterboxes it; with what
+letterbox shapes of e2e.json's photos, each fed the first such photo as the detector letterboxes it; with what
 compiling one takes, and what holding them all takes of the process's memory (figures, not assertions: read the
 ratios).
 
@@ -45,28 +45,28 @@ def detector(rounds: int) -> None:
     import cv2
     import openvino
 
-    from plates.openvino_session import CONFIG
-    from plates.quantization import letterboxed
+    from plates.onnx_detector import letterbox
+    from plates.openvino_session import CONFIG, taking_bgr_bytes
 
     photos = [E2E.parent / entry["image"] for entry in json.loads(E2E.read_text())]
     inputs: dict[tuple[int, int], np.ndarray] = {}  # letterbox shape -> its first photo, letterboxed
     shapes = Counter()
     for photo in photos:
-        pixels = letterboxed(cv2.imread(str(photo)), 608)
-        shapes[pixels.shape[2:]] += 1
-        inputs.setdefault(pixels.shape[2:], pixels)
+        pixels = letterbox(cv2.imread(str(photo)), 608, stride=32)
+        shapes[pixels.shape[1:3]] += 1
+        inputs.setdefault(pixels.shape[1:3], pixels)
     print(f"OpenVINO f32, the detector at 608 px; e2e.json's {len(photos)} photos letterbox to "
           + ", ".join(f"{h}x{w} ({count})" for (h, w), count in shapes.most_common()))
     core = openvino.Core()
     config = dict(CONFIG, INFERENCE_PRECISION_HINT="f32")
-    onnx = core.read_model(str(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx"))
+    onnx = taking_bgr_bytes(core.read_model(str(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx")))
     any_shape = core.compile_model(onnx, "CPU", config).create_infer_request()
     held, start_mib = [], resident_mib()  # every fixed model kept, as the session keeps them
     for (height, width), pixels in sorted(inputs.items()):
         any_shape.infer([pixels])
         start = time.perf_counter()
         model = onnx.clone()
-        model.reshape([1, 3, height, width])
+        model.reshape([1, height, width, 3])
         fixed = core.compile_model(model, "CPU", config).create_infer_request()
         fixed.infer([pixels])
         compile_s = time.perf_counter() - start

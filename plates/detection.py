@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from plates.onnx_detector import OnnxDetector
+
 # Ultralytics checks for updates and fonts online unless told not to; the service must never reach out.
 os.environ.setdefault("YOLO_OFFLINE", "1")
 
@@ -144,7 +146,10 @@ def same_boxes(reference: Detections, other: Detections, threshold: float = 0.9)
 
 
 class PlateDetector:
-    """Loads the detector once; `detect` takes a BGR image and returns its plates' boxes and scores."""
+    """Loads the detector once; `detect` takes a BGR image and returns its plates' boxes and scores.
+
+    Its ONNX export runs on OpenVINO or ONNX Runtime through plates.onnx_detector; its PyTorch weights (`.pt`, the
+    GPU's format) through Ultralytics' predictor, which gives the same boxes."""
 
     def __init__(
         self,
@@ -160,42 +165,21 @@ class PlateDetector:
         is theirs too)."""
         if precision == "bf16" and runtime != "openvino":
             raise ValueError(f"precision '{precision}' is for format 'openvino' only; format '{runtime}' runs f32")
+        self.device = device
+        self.settings = settings
+        self.onnx: OnnxDetector | None = None
+        self.precision = "f32"  # what it runs at: OpenVINO's, as asked or as it chose for this CPU
+        if Path(weights).suffix == ".onnx":
+            self.onnx = OnnxDetector(Path(weights), runtime, threads, precision)
+            self.precision = self.onnx.precision
+            return
         from ultralytics import YOLO
 
         self.model = YOLO(str(weights), task="detect")
-        self.device = device
-        self.settings = settings
         # Ultralytics' predictor makes an empty output folder under its settings' runs_dir (the working directory
         # when the settings file was first written) and fails where that is not writable, as /opt/plates is for the
         # image's user. A private temporary folder, removed with the detector, takes it instead.
         self._scratch = tempfile.TemporaryDirectory(prefix="plates-yolo-")
-        self.precision = "f32"  # what it runs at: OpenVINO's, as asked or as it chose for this CPU
-        if Path(weights).suffix == ".onnx":
-            self._own_session(Path(weights), threads, runtime, precision)
-
-    def _own_session(self, weights: Path, threads: int, runtime: str, precision: str) -> None:
-        """Give Ultralytics' predictor a session of our own making: OpenVINO's (plates.openvino_session), or ONNX
-        Runtime's with threads that sleep between runs.
-
-        Ultralytics makes an ONNX Runtime session with the default options, whose threads spin on the cores for a
-        while after every run: in the server that is CPU time taken from the STN and LPRNet working on the same
-        photo's plates. The predictor makes its backend on its first call, so a blank photo is detected first."""
-        if runtime not in CPU_ONLY:
-            raise ValueError(f"an ONNX detector runs on {' or '.join(CPU_ONLY)}, not {runtime!r}")
-        self.detect(np.zeros((32, 32, 3), np.uint8))
-        backend = self.model.predictor.model
-        if runtime == "openvino":
-            from plates.openvino_session import OpenVINOSession
-
-            backend.session = OpenVINOSession(weights, threads, precision)
-            self.precision = backend.session.precision
-            return
-        import onnxruntime
-
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        backend.session = onnxruntime.InferenceSession(str(weights), options, providers=["CPUExecutionProvider"])
 
     def detect(self, image: np.ndarray) -> Detections:
         s = self.settings
@@ -227,6 +211,8 @@ class PlateDetector:
 
     def _look(self, image: np.ndarray, imgsz: int, conf: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One pass at one inference size: its boxes, scores and rows."""
+        if self.onnx is not None:
+            return self.onnx.look(image, imgsz, conf, self.settings.iou, self.settings.max_det)
         result = self.model.predict(
             image,
             imgsz=imgsz,

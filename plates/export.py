@@ -96,7 +96,7 @@ def write_warmup_files(repository: Path) -> list[Path]:
 def export_detector(weights: Path, format: str = "onnx") -> Path:
     """Export the detector beside `weights` (same name, the format's suffix) and return the exported file.
 
-    Height and width stay dynamic, so the predictor letterboxes each photo to the same stride-padded rectangle as
+    Height and width stay dynamic, so each photo is letterboxed to the same stride-padded rectangle as
     for the PyTorch model (780x439 to 608x352, not 608x608): the same boxes, less work on wide photos, and one file
     for every `imgsz` the config lists. `format` is any Ultralytics export format; the build uses ONNX.
     """

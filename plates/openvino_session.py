@@ -1,6 +1,7 @@
-"""OpenVINO behind the two calls Ultralytics' ONNX backend makes on an ONNX Runtime session, so that the detector's
-ONNX file runs on OpenVINO's CPU plugin with Ultralytics' pre- and post-processing unchanged; compiled for any input
-shape, and again for each of the few shapes it sees most (FIXED_SHAPES), which run faster so.
+"""The detector's ONNX file on OpenVINO's CPU plugin (plates.onnx_detector): a letterboxed photo's BGR bytes in, the
+network's raw output out. OpenVINO turns the bytes into the network's input (RGB planes in [0, 1]) inside the
+compiled graph, where numpy took another pass over the photo. Compiled for any input shape, and again for each of
+the few shapes it sees most (FIXED_SHAPES), which run faster so.
 
 Its default precision on a CPU with bfloat16 instructions is bfloat16, faster than f32 and less exact, and f32 on
 the others. The `yolo` model's config asks for f32, for bf16, or for that default ("auto"); docs/performance.md
@@ -18,7 +19,6 @@ import functools
 import sys
 import threading
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,13 +50,21 @@ def _core():
     return openvino.Core()
 
 
-@dataclass(frozen=True)
-class _Input:
-    name: str
+def taking_bgr_bytes(model: openvino.Model) -> openvino.Model:
+    """`model` (input 1x3xHxW RGB float in [0, 1]) taking 1xHxWx3 BGR uint8, as a letterboxed photo is."""
+    import openvino
+    from openvino.preprocess import ColorFormat, PrePostProcessor
+
+    steps = PrePostProcessor(model)
+    steps.input().tensor().set_element_type(openvino.Type.u8).set_layout(openvino.Layout("NHWC")).set_color_format(
+        ColorFormat.BGR)
+    steps.input().model().set_layout(openvino.Layout("NCHW"))
+    steps.input().preprocess().convert_element_type(openvino.Type.f32).convert_color(ColorFormat.RGB).scale(255.0)
+    return steps.build()
 
 
 class OpenVINOSession:
-    """`run` and `get_inputs` of onnxruntime.InferenceSession, on OpenVINO's CPU plugin, one call at a time."""
+    """The detector's network on OpenVINO's CPU plugin, one call at a time."""
 
     def __init__(self, onnx: Path, threads: int = 0, precision: str = "f32") -> None:
         """`threads`: how many threads OpenVINO runs the model on (0: its default, one per core)."""
@@ -64,7 +72,7 @@ class OpenVINOSession:
         config = dict(CONFIG) if precision == "auto" else dict(CONFIG, INFERENCE_PRECISION_HINT=precision)
         if threads:
             config["INFERENCE_NUM_THREADS"] = threads
-        self._model = core.read_model(str(onnx))
+        self._model = taking_bgr_bytes(core.read_model(str(onnx)))
         self._config = config
         self.compiled = core.compile_model(self._model, "CPU", config)  # for any shape
         self._any_shape = self.compiled.create_infer_request()
@@ -77,15 +85,10 @@ class OpenVINOSession:
         """The precision OpenVINO runs the model at: what was asked for, or what it chose for this CPU."""
         return self.compiled.get_property("INFERENCE_PRECISION_HINT").to_string()
 
-    def get_inputs(self) -> list[_Input]:
-        return [_Input(port.get_any_name()) for port in self.compiled.inputs]
-
-    def run(self, output_names: list[str] | None, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-        (pixels,) = feeds.values()  # the detector's one input
+    def infer(self, pixels: np.ndarray) -> np.ndarray:
+        """The network's raw output for letterboxed pixels (1xHxWx3 BGR uint8)."""
         with self._lock:
-            results = self._request_for(tuple(pixels.shape)).infer(feeds)
-            names = output_names or [port.get_any_name() for port in self.compiled.outputs]
-            return [np.array(results[name]) for name in names]
+            return np.array(self._request_for(pixels.shape).infer([pixels])[0])
 
     def _request_for(self, shape: tuple[int, ...]) -> openvino.InferRequest:
         """The infer request of the model compiled for `shape`, compiled now on its FIXED_ON_SIGHTING-th photo while

@@ -15,6 +15,7 @@ from typing import Iterator, Sequence
 import cv2
 import numpy as np
 
+from plates.onnx_detector import letterbox, rgb_planes
 from plates.photos import image_files
 
 
@@ -27,11 +28,8 @@ def calibration_photos(folder: Path, count: int = 64, seed: int = 0) -> list[Pat
 
 def letterboxed(image: np.ndarray, imgsz: int) -> np.ndarray:
     """`image` (BGR) as the detector's input at `imgsz`: 1x3xHxW RGB in [0, 1], the stride-padded rectangle the
-    predictor makes for an ONNX model with dynamic sides."""
-    from ultralytics.data.augment import LetterBox
-
-    boxed = LetterBox((imgsz, imgsz), auto=True, stride=32)(image=image)
-    return np.ascontiguousarray(boxed[None, :, :, ::-1].transpose(0, 3, 1, 2), dtype=np.float32) / 255.0
+    served detector makes (plates.onnx_detector)."""
+    return rgb_planes(letterbox(image, imgsz, stride=32))
 
 
 class _Photos:

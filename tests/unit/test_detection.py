@@ -194,7 +194,7 @@ def test_the_onnx_detector_runs_on_the_threads_asked_which_sleep_when_idle():
     from plates.export import DEFAULT_REPOSITORY
 
     detector = PlateDetector(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx", threads=1)
-    options = detector.model.predictor.model.session.get_session_options()
+    options = detector.onnx.session.session.get_session_options()
     assert options.intra_op_num_threads == 1
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
 
@@ -246,7 +246,7 @@ def test_the_openvino_detector_runs_at_the_precision_and_on_the_threads_asked():
               {"f32"} if "avx512f" not in flags else {"f32", "bf16"}}
     for precision, expected in ran_as.items():
         detector = PlateDetector(onnx, threads=1, runtime="openvino", precision=precision)
-        compiled = detector.model.predictor.model.session.compiled
+        compiled = detector.onnx.session.compiled
         assert compiled.get_property("INFERENCE_NUM_THREADS") == 1
         assert compiled.get_property("INFERENCE_PRECISION_HINT").to_string() in expected
         assert detector.precision in expected
@@ -262,13 +262,12 @@ def test_openvino_compiles_a_shape_of_its_own_on_its_third_photo_for_a_few_shape
     monkeypatch.setattr(openvino_session, "FIXED_SHAPES", 2)
     session = openvino_session.OpenVINOSession(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx", threads=1)
     any_shape = session.compiled.create_infer_request()
-    (name,) = [port.name for port in session.get_inputs()]
     seen = []
     for height in (64, 96, 64, 64, 96, 96, 128, 128, 128, 64):
-        pixels = np.random.default_rng(height).random((1, 3, height, 160), dtype=np.float32)
-        outputs = session.run(None, {name: pixels})
-        seen.append(sorted(shape[2] for shape in session.fixed))
-        np.testing.assert_allclose(outputs[0], any_shape.infer({name: pixels})[0], atol=1e-3)
+        pixels = np.random.default_rng(height).integers(0, 256, (1, height, 160, 3), dtype=np.uint8)
+        output = session.infer(pixels)
+        seen.append(sorted(shape[1] for shape in session.fixed))
+        np.testing.assert_allclose(output, any_shape.infer([pixels])[0], atol=1e-3)
     # 64 on its third photo, 96 on its third; 128 never, FIXED_SHAPES being 2; 64 from its own model since.
     assert seen == [[], [], [], [64], [64], [64, 96], [64, 96], [64, 96], [64, 96], [64, 96]]
     for request in session.fixed.values():  # compiled as the session was asked
@@ -319,7 +318,7 @@ from plates.openvino_session import OpenVINOSession
 sessions = [OpenVINOSession(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx", threads=1) for _ in range(2)]
 for session in sessions:
     for _ in range(3):  # its third photo of a shape compiles a model for it
-        session.run(None, {"images": np.zeros((1, 3, 64, 64), np.float32)})
+        session.infer(np.zeros((1, 64, 64, 3), np.uint8))
     assert session.fixed
 del sessions, session
 gc.collect()
