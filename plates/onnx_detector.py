@@ -36,8 +36,9 @@ def onnx_metadata(onnx: Path) -> dict[str, str]:
     import onnx as onnx_format
 
     model = onnx_format.load(str(onnx), load_external_data=False)
-    if len(model.graph.input) != 1 or [d.dim_param != "" for d in model.graph.input[0].type.tensor_type.shape.dim][2:] \
-            != [True, True]:  # fmt: skip
+    inputs = model.graph.input
+    sides = [dim.dim_param for dim in inputs[0].type.tensor_type.shape.dim][2:] if len(inputs) == 1 else []
+    if len(sides) != 2 or not all(sides):  # a dynamic side has a name, a fixed one a number
         raise ValueError(f"{onnx} is not a detector exported with dynamic sides (yolo export format=onnx dynamic=True)")
     metadata = {prop.key: prop.value for prop in model.metadata_props}
     if "stride" not in metadata:
