@@ -46,7 +46,7 @@ class _Photos:
 
 def quantize_detector(model: Path, photos: Sequence[Path], imgsz: int, out: Path) -> Path:
     """Write `model` (an Ultralytics ONNX export) quantized to INT8 as `out`, keeping its metadata (the class names,
-    stride and task the predictor reads)."""
+    stride and task that plates.onnx_detector and Ultralytics read)."""
     import onnx
     import onnxruntime
     from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
