@@ -13,6 +13,7 @@ labels), so the copy goes as a tarball:
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import shutil
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
@@ -45,7 +46,9 @@ def pack(data: Path, out: Path, imgsz: int, quality: int, processes: int, val_ev
             shutil.copy(label, out / "labels" / image.parent.name / label.name)
     shutil.copy(data / "data.yaml", out / "data.yaml")
     webps = [out / "images" / image.parent.name / f"{image.stem}.webp" for image in photos]
-    with ProcessPoolExecutor(processes) as pool:
+    # Spawned, not forked: a worker forked from a process with other threads (OpenVINO's, torch's: the tests' own
+    # process) can start with a lock one of them held, and wait on it for ever (it did, in a CI run).
+    with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
         return sum(pool.map(partial(shrink, imgsz=imgsz, quality=quality), photos, webps))
 
 
