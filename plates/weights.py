@@ -59,7 +59,7 @@ WEIGHT_FILES = {
         ),
         WeightFile(
             "plate_detector.pt",
-            "538e2e9bc25c406c375dc2106bc15e50193ec03b9990ceedc445e0567a044ed3",
+            "d1845fe1b514c2583872442cf50a2ab9dd376a1594f2c1cd3324c650164f66ba",
             "this repository's weights/ (train it again with convert/train_detector.py)",
         ),
     )
