@@ -15,7 +15,7 @@ from typing import Iterator, Sequence
 import cv2
 import numpy as np
 
-from plates.onnx_detector import letterbox, rgb_planes
+from plates.onnx_detector import letterbox, onnx_metadata, rgb_planes
 from plates.photos import image_files
 
 
@@ -26,19 +26,18 @@ def calibration_photos(folder: Path, count: int = 64, seed: int = 0) -> list[Pat
     return photos[:count]
 
 
-def letterboxed(image: np.ndarray, imgsz: int) -> np.ndarray:
-    """`image` (BGR) as the detector's input at `imgsz`: 1x3xHxW RGB in [0, 1], the stride-padded rectangle the
-    served detector makes (plates.onnx_detector)."""
-    return rgb_planes(letterbox(image, imgsz, stride=32))
+def letterboxed(image: np.ndarray, imgsz: int, stride: int) -> np.ndarray:
+    """`image` (BGR) as the detector's input at `imgsz`: 1x3xHxW RGB in [0, 1], the rectangle padded to the network's
+    `stride` that the served detector makes (plates.onnx_detector)."""
+    return rgb_planes(letterbox(image, imgsz, stride=stride))
 
 
 class _Photos:
     """onnxruntime.quantization.CalibrationDataReader over photo files."""
 
-    def __init__(self, input_name: str, photos: Sequence[Path], imgsz: int) -> None:
-        self.batches: Iterator[dict] = (
-            {input_name: letterboxed(image, imgsz)} for image in map(cv2.imread, map(str, photos)) if image is not None
-        )
+    def __init__(self, input_name: str, photos: Sequence[Path], imgsz: int, stride: int) -> None:
+        images = (image for image in map(cv2.imread, map(str, photos)) if image is not None)
+        self.batches: Iterator[dict] = ({input_name: letterboxed(image, imgsz, stride)} for image in images)
 
     def get_next(self) -> dict | None:
         return next(self.batches, None)
@@ -53,12 +52,13 @@ def quantize_detector(model: Path, photos: Sequence[Path], imgsz: int, out: Path
 
     if not photos:
         raise ValueError("no calibration photos")
+    metadata = onnx_metadata(model)
     input_name = onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"]).get_inputs()[0].name
-    quantize_static(str(model), str(out), _Photos(input_name, photos, imgsz), quant_format=QuantFormat.QDQ,
+    calibration = _Photos(input_name, photos, imgsz, int(metadata["stride"]))
+    quantize_static(str(model), str(out), calibration, quant_format=QuantFormat.QDQ,
                     op_types_to_quantize=["Conv"], per_channel=True, activation_type=QuantType.QUInt8,
                     weight_type=QuantType.QInt8, calibrate_method=CalibrationMethod.MinMax)  # fmt: skip
     quantized = onnx.load(str(out))
-    del quantized.metadata_props[:]
-    quantized.metadata_props.extend(onnx.load(str(model), load_external_data=False).metadata_props)
+    onnx.helper.set_model_props(quantized, metadata)
     onnx.save(quantized, str(out))
     return out

@@ -26,7 +26,7 @@ def test_calibration_draws_the_same_photos_of_a_folder_every_time(tmp_path):
 def test_a_photo_is_letterboxed_to_the_stride_padded_rectangle_in_rgb_from_0_to_1():
     image = np.zeros((439, 780, 3), np.uint8)
     image[..., 2] = 255  # red, in BGR
-    boxed = letterboxed(image, 608)
+    boxed = letterboxed(image, 608, stride=32)
     assert boxed.shape == (1, 3, 352, 608) and boxed.dtype == np.float32
     assert boxed[0, 0, 176, 304] == 1.0 and boxed[0, 2, 176, 304] == 0.0  # red first: RGB
 
