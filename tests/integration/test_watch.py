@@ -70,7 +70,7 @@ def test_live_stream_is_read_until_ctrl_c(triton_url, plate_video, ctrl_c_raises
         assert line, f"no event from the live stream; stderr: {watch.stderr.read() if watch.poll() is not None else ''}"
         event = json.loads(line)
         # Frames of a live stream are sampled by the wall clock, so which readings a track gets varies from run to
-        # run; car.jpg's third letter is a close call (docs/performance.md, Accuracy), the rest of the plate is not.
+        # run; car.jpg's letters are a close call (docs/performance.md, Accuracy), its digits and region are not.
         assert event["text"].startswith("B840") and event["region"]["name"] == "Moscow", event
         watch.send_signal(signal.SIGINT)
         _, err = watch.communicate(timeout=30)
