@@ -3,8 +3,8 @@
 # Published: plates gateway on 8080 alone; Triton's 8000-8002 stay inside the container or pod (docs/security.md).
 #   docker build -t plates:0.1.0 .                                     # models on the GPU (KIND_GPU)
 #   docker build --build-arg INSTANCE_KIND=cpu -t plates:0.1.0-cpu .   # the same image, models on the CPU
-# weights/ holds every weight it serves: plate_detector.pt, plates_stn.pt, plates_lprnet.pt and the two-line rows'
-# plates_rows_stn.pt and plates_rows_lprnet.pt, all committed.
+# weights/ holds every weight it serves: plate_detector.pt (plate_detector.int8.onnx in the CPU build), plates_stn.pt,
+# plates_lprnet.pt and the two-line rows' plates_rows_stn.pt and plates_rows_lprnet.pt, all committed.
 # The two bases are build arguments so that scripts/test-image.sh can build the same file on local stand-ins where
 # neither can be pulled (docs/deploy.md, "Stand-in bases"); the defaults are the production bases.
 # NGC 26.07 (Triton 2.71) has the fixes of every Triton security bulletin up to May 2026: 25.07 fixed

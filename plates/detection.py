@@ -26,8 +26,10 @@ DETECTOR_FILES = {"openvino": "plate_detector.onnx", "onnx": "plate_detector.onn
 CPU_ONLY = ("openvino", "onnx")  # the runtimes whose installed builds run on the CPU only
 # The precisions OpenVINO may run the detector at (config parameter `precision`); the other runtimes run f32. "auto"
 # is OpenVINO's own choice: bf16 on a CPU with bfloat16 instructions (AVX512_BF16 or AMX), f32 on the others, where
-# bf16 would be emulated, slower than f32.
-PRECISIONS = ("f32", "bf16", "auto")
+# bf16 would be emulated, slower than f32. "int8" is another file, the ONNX export with its convolutions quantized
+# (INT8_FILE, made by convert/quantize_detector.py), which OpenVINO or ONNX Runtime runs.
+PRECISIONS = ("f32", "bf16", "auto", "int8")
+INT8_FILE = "plate_detector.int8.onnx"
 
 
 def detector_format(text: str) -> str:
@@ -35,6 +37,13 @@ def detector_format(text: str) -> str:
     if text not in DETECTOR_FILES:
         raise ValueError(f"must be one of {', '.join(DETECTOR_FILES)}")
     return text
+
+
+def detector_file(format: str, precision: str) -> str:
+    """The file of the model version folder that the detector runs from in `format` at `precision`."""
+    if precision == "int8" and format not in CPU_ONLY:
+        raise ValueError(f"precision 'int8' is for format {' or '.join(CPU_ONLY)}; format '{format}' runs f32")
+    return INT8_FILE if precision == "int8" else DETECTOR_FILES[format]
 
 
 def inference_precision(text: str) -> str:
@@ -170,8 +179,9 @@ class PlateDetector:
         self.onnx: OnnxDetector | None = None
         self.precision = "f32"  # what it runs at: OpenVINO's, as asked or as it chose for this CPU
         if Path(weights).suffix == ".onnx":
-            self.onnx = OnnxDetector(Path(weights), runtime, threads, precision)
-            self.precision = self.onnx.precision
+            # A quantized file runs its convolutions in INT8 and the few other operations in f32.
+            self.onnx = OnnxDetector(Path(weights), runtime, threads, "f32" if precision == "int8" else precision)
+            self.precision = "int8" if precision == "int8" else self.onnx.precision
             return
         from ultralytics import YOLO
 

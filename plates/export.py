@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from plates.detection import DETECTOR_FILES, detector_format
+from plates.detection import CPU_ONLY, DETECTOR_FILES, INT8_FILE, detector_format
 from plates.exceptions import PlatesError
 from plates.nets import LPRNet, SpatialTransformer
 from plates.server.warmup import PHOTO, bytes_element
@@ -73,6 +73,7 @@ def generated_files(repository: Path) -> list[Path]:
         repository / "yolo" / "1" / DETECTOR_FILE,
         repository / "yolo" / "1" / DETECTOR_FILES["onnx"],
         repository / "lprnet_rows" / "1" / "model.pt",
+        repository / "yolo" / "1" / INT8_FILE,
         *warmup_files(repository),
         repository / BUILD_RECORD,
     ]
@@ -155,8 +156,12 @@ def set_parameter(config: Path, key: str, value: str) -> None:
 
 
 def set_detector_format(repository: Path, format: str) -> None:
-    """Set the `yolo` model's parameter `format` (openvino, onnx, torch): the GPU image runs the detector in PyTorch."""
-    set_parameter(repository / "yolo" / "config.pbtxt", "format", detector_format(format))
+    """Set the `yolo` model's parameter `format` (openvino, onnx, torch): the GPU image runs the detector in PyTorch,
+    whose file is the float weights, so its `precision` becomes "auto" (f32 there)."""
+    config = repository / "yolo" / "config.pbtxt"
+    set_parameter(config, "format", detector_format(format))
+    if format not in CPU_ONLY:
+        set_parameter(config, "precision", "auto")
 
 
 def set_lprnet_frames(repository: Path, frames: int) -> None:
@@ -200,13 +205,15 @@ def build_model_repository(
     names = RECOGNIZERS[recognizer]
     rows = TWO_LINE_RECOGNIZER
     sources = {name: find_weights(name, weights_dir)
-               for name in (names["stn"], names["lprnet"], rows["stn"], rows["lprnet"], DETECTOR_FILE)}
+               for name in (names["stn"], names["lprnet"], rows["stn"], rows["lprnet"], DETECTOR_FILE, INT8_FILE)}
     written = write_recognizer(repository, load_network(SpatialTransformer, sources[names["stn"]]),
                                load_network(LPRNet, sources[names["lprnet"]]), recognizer)
     detector_file, onnx_file = generated_files(repository)[2:4]
     detector_file.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(sources[DETECTOR_FILE], detector_file)
     export_detector(detector_file)
+    int8_file = generated_files(repository)[5]
+    shutil.copyfile(sources[INT8_FILE], int8_file)
     rows_file = write_two_line_recognizer(repository, load_network(SpatialTransformer, sources[rows["stn"]]),
                                           load_network(LPRNet, sources[rows["lprnet"]]))
     warmup = write_warmup_files(repository)
@@ -219,4 +226,4 @@ def build_model_repository(
     # find_weights checked each file against the SHA-256 the project names for it
     record.write_text(json.dumps({"weights": {name: WEIGHT_FILES[name].sha256 for name in sources},
                                   "settings": settings}, indent=2) + "\n")
-    return written + [detector_file, onnx_file, rows_file, *warmup, record]
+    return written + [detector_file, onnx_file, rows_file, int8_file, *warmup, record]

@@ -62,6 +62,11 @@ WEIGHT_FILES = {
             "d1845fe1b514c2583872442cf50a2ab9dd376a1594f2c1cd3324c650164f66ba",
             "this repository's weights/ (train it again with convert/train_detector.py)",
         ),
+        WeightFile(
+            "plate_detector.int8.onnx",
+            "62ddb46cd199116ecbbbd67582b2b8891891ba9d60a2ba065ad5df3915d7df63",
+            "this repository's weights/ (made from plate_detector.pt by convert/quantize_detector.py)",
+        ),
     )
 }
 

@@ -10,10 +10,10 @@ import torch
 
 from plates.detection import (
     CPU_ONLY,
-    DETECTOR_FILES,
     Detections,
     DetectorSettings,
     PlateDetector,
+    detector_file,
     detector_format,
     inference_precision,
 )
@@ -50,7 +50,11 @@ class DetectorModel:
             raise ModelConfigError(
                 f"model 'yolo': format '{format}' runs on the CPU only; set parameter 'format' to 'torch' for {device}"
             )
-        weights = Path(version_folder) / DETECTOR_FILES[format]
+        precision = config.parameter("precision", inference_precision, default="f32")
+        try:
+            weights = Path(version_folder) / detector_file(format, precision)
+        except ValueError as error:
+            raise ModelConfigError(f"model 'yolo': {error}") from error
         if not weights.is_file():
             raise FileNotFoundError(f"model 'yolo': weights {weights} not found; run convert/build_model_repository.py")
         try:
@@ -72,7 +76,6 @@ class DetectorModel:
         self.two_line_layout = config.parameter("two_line_layout", two_line_layout, default="side-by-side")
         self.two_line_aspect = config.parameter("two_line_aspect", nonnegative_float, default=0.0)
         threads = config.parameter("threads", nonnegative_int, default=0)
-        precision = config.parameter("precision", inference_precision, default="f32")
         try:
             self.detector = PlateDetector(weights, device=str(device), settings=settings, threads=threads,
                                           runtime=format, precision=precision)

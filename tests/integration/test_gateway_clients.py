@@ -333,7 +333,7 @@ def test_codeproject_ai_api_as_viseron_calls_it_with_its_default_min_confidence(
     host, port = gateways[deployment].removeprefix("http://").split(":")
     [found] = viseron(host, int(port), car)
     print(f"Viseron's call, min_confidence {VISERON_MIN_CONFIDENCE}, {deployment} gateway: {found}")
-    assert found["plate"] == PLATE.upper() and 0 < found["confidence"] <= 1 and found["box"] == (95, 331, 133, 343)
+    assert found["plate"] == PLATE.upper() and 0 < found["confidence"] <= 1 and found["box"] == (94, 331, 133, 343)
     assert viseron(host, int(port), car, min_confidence=0.99) == []
 
 

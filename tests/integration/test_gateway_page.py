@@ -52,9 +52,9 @@ def test_a_person_drops_car_jpg_and_sees_its_plate_drawn_and_read(keyed_gateway,
     assert page.eval_on_selector("#photo", "canvas => canvas.dataset.plates") == "B840CK197"
     assert page.inner_text("#status").startswith("car.jpg: 1 plate read")
     assert "B840CK197" in page.inner_text("#plates") and "Moscow" in page.inner_text("#plates")
-    # The photo is drawn at its size, and the plate's box (95, 331)-(133, 343) in green on it.
+    # The photo is drawn at its size, and the plate's box (94.5, 330.8)-(133.1, 342.7) in green on it.
     assert page.eval_on_selector("#photo", "canvas => [canvas.width, canvas.height]") == [780, 439]
-    red, green, blue, alpha = page.evaluate(PIXEL, [95, 337])
+    red, green, blue, alpha = page.evaluate(PIXEL, [94, 337])
     assert green > 200 and red < 60 and blue < 60 and alpha == 255
     assert page.evaluate(PIXEL, [400, 100])[3] == 255  # the photo itself, not a blank canvas
     assert all(url.startswith(keyed_gateway) or url.startswith("blob:") for url in requested), requested

@@ -29,7 +29,10 @@ def plate_video(samples, tmp_path_factory):
 def test_video_yields_one_event_for_its_plate_to_every_sink(triton_url, plate_video, tmp_path, capsys,
                                                             webhook_receiver):  # fmt: skip
     receiver = webhook_receiver()
-    argv = ["watch", str(plate_video), "--url", triton_url, "--fps", "2", "--csv", str(tmp_path / "events.csv"),
+    # At the default 5 frames a second: the track's 15 readings settle car.jpg's plate, whose C the recognizer reads
+    # as X or P in about a third of the frames; 6 readings (2 a second) were a tie that a half-pixel move of the
+    # detector's boxes tipped (docs/performance.md, "The detector in INT8").
+    argv = ["watch", str(plate_video), "--url", triton_url, "--fps", "5", "--csv", str(tmp_path / "events.csv"),
             "--webhook", receiver.url, "--save-crops", str(tmp_path / "crops")]  # fmt: skip
     assert main(argv) == 0
     out = capsys.readouterr().out
@@ -37,7 +40,7 @@ def test_video_yields_one_event_for_its_plate_to_every_sink(triton_url, plate_vi
     assert [(e["text"], e["region"]) for e in events] == [("B840CK197", {"code": "197", "name": "Moscow"})], out
     event = events[0]
     assert event["best_frame"] in PLATE_FRAMES
-    assert 1.0 <= event["first_seen"] <= event["last_seen"] < 4.0 and event["readings"] == 6
+    assert 1.0 <= event["first_seen"] <= event["last_seen"] < 4.0 and event["readings"] == 15
     assert [row["text"] for row in csv.DictReader(open(tmp_path / "events.csv"))] == ["B840CK197"]
     assert receiver.bodies == events
     assert [p.name for p in (tmp_path / "crops").iterdir()] == [f"{event['track']}_B840CK197.jpg"]

@@ -51,9 +51,10 @@ def plate_video(samples, tmp_path_factory):
 def test_two_cameras_publish_their_events_alerts_and_discovery(triton_url, plate_video, broker, listen, tmp_path,
                                                                capsys):  # fmt: skip
     site = tmp_path / "site.yaml"
+    # 5 frames a second, the default: enough readings to settle car.jpg's close C (tests/integration/test_watch.py)
     site.write_text(
-        f"watchlist: [B840CK197 delivery]\ncameras:\n  - {{camera_id: gate, source: {plate_video}, fps: 2}}\n"
-        f"  - {{camera_id: yard, source: {plate_video}, fps: 2}}\n"
+        f"watchlist: [B840CK197 delivery]\ncameras:\n  - {{camera_id: gate, source: {plate_video}, fps: 5}}\n"
+        f"  - {{camera_id: yard, source: {plate_video}, fps: 5}}\n"
     )
     listener = listen(broker.port)
     assert main(["watch", "--config", str(site), "--url", triton_url, "--mqtt", f"mqtt://127.0.0.1:{broker.port}"]) == 0

@@ -42,12 +42,18 @@ def test_set_instance_kind_pins_every_model(tmp_path):
 
 
 def test_set_detector_format_switches_the_yolo_model_and_nothing_else(tmp_path):
+    # PyTorch runs the float weights: the int8 file is the CPU runtimes' (a torch yolo refuses precision int8).
     repository = copy_sources(tmp_path)
     before = (repository / "yolo" / "config.pbtxt").read_text()
     set_detector_format(repository, "torch")
     after = (repository / "yolo" / "config.pbtxt").read_text()
     assert 'key: "format", value: { string_value: "openvino" }' in before
-    assert after == before.replace('string_value: "openvino"', 'string_value: "torch"')
+    assert 'key: "precision", value: { string_value: "int8" }' in before
+    assert after == before.replace('string_value: "openvino"', 'string_value: "torch"').replace(
+        'string_value: "int8"', 'string_value: "auto"')
+    set_detector_format(repository, "onnx")
+    assert (repository / "yolo" / "config.pbtxt").read_text() == after.replace('string_value: "torch"',
+                                                                               'string_value: "onnx"')
     with pytest.raises(ValueError, match="must be one of openvino, onnx, torch"):
         set_detector_format(repository, "engine")
 
@@ -72,13 +78,15 @@ def test_the_repositorys_own_weights_build_the_model_repository(tmp_path):
     # A fresh clone with no ../shared beside it builds and serves: weights/ holds every weight it serves.
     built = build_model_repository(copy_sources(tmp_path), weights_dir=PROJECT_ROOT / "weights")
     assert [path.name for path in built] == [
-        "model.pt", "model.pt", "plate_detector.pt", "plate_detector.onnx", "model.pt", "photo", "photo", BUILD_RECORD
+        "model.pt", "model.pt", "plate_detector.pt", "plate_detector.onnx", "model.pt", "plate_detector.int8.onnx",
+        "photo", "photo", BUILD_RECORD,
     ]
     assert built == generated_files(tmp_path / "model_repository")
     assert all(path.is_file() for path in built)
     record = json.loads(built[-1].read_text())
     assert record["weights"] == {name: WEIGHT_FILES[name].sha256 for name in (
-        "plates_stn.pt", "plates_lprnet.pt", "plates_rows_stn.pt", "plates_rows_lprnet.pt", "plate_detector.pt")}
+        "plates_stn.pt", "plates_lprnet.pt", "plates_rows_stn.pt", "plates_rows_lprnet.pt", "plate_detector.pt",
+        "plate_detector.int8.onnx")}
     assert record["settings"] == {"weights_dir": str(PROJECT_ROOT / "weights"), "instance_kind": "auto",
                                   "recognizer": "plates"}
     assert out_of_date(tmp_path / "model_repository") is None

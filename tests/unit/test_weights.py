@@ -1,6 +1,9 @@
 import pytest
 
+from plates.detection import INT8_FILE
 from plates.exceptions import WeightsError
+from plates.onnx_detector import onnx_metadata
+from plates.quantization import QUANTIZED_FROM
 from plates.weights import PROJECT_ROOT, WEIGHT_FILES, find_weights, search_path
 
 
@@ -35,3 +38,10 @@ def test_weights_readme_gives_every_recorded_checksum():
     readme = (PROJECT_ROOT / "weights" / "README.md").read_text()
     for weight in WEIGHT_FILES.values():
         assert weight.sha256 in readme, weight.name
+
+
+def test_the_committed_int8_detector_is_made_from_the_committed_detector():
+    # A new plate_detector.pt needs plate_detector.int8.onnx made again (convert/quantize_detector.py), or the service
+    # would run the old detector's INT8 copy, the one its config serves on the CPU.
+    made_from = onnx_metadata(find_weights(INT8_FILE))[QUANTIZED_FROM]
+    assert made_from == WEIGHT_FILES["plate_detector.pt"].sha256, "run convert/quantize_detector.py"
