@@ -2,17 +2,17 @@
 
     poetry run python benchmarks/compare_detectors.py \
         NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION[:SECOND_LOOK[:TWO_LINE_ASPECT]]]]]] ... [--manifests M ...]
-    poetry run python benchmarks/compare_detectors.py main=weights/plate_detector.pt:608:onnx \\
-        int8=weights/plate_detector.pt:608:onnx-int8
+    poetry run python benchmarks/compare_detectors.py f32=weights/plate_detector.pt:608:openvino:0.2:f32 \\
+        int8=weights/plate_detector.pt:608:openvino:0.2:int8
 
 Each candidate is a detector's weights (a one-class or two-class Ultralytics checkpoint), the inference size it is
 served at, its runtime (`format`), its confidence threshold, OpenVINO's precision and the size of its second look
 (`second_look_imgsz`, 0: none; `/FILL` its `second_look_fill`) and the aspect under which a one-line box is read as
 two rows too (`two_line_aspect`, 0: never) (defaults: the config's). It gets a model repository
 of its own: model_repository/'s configs, STN and LPRNet (so build it first), its detector exported to ONNX as the
-build exports it. FORMAT `onnx-int8` serves that export quantized to INT8 (plates.quantization, calibrated on 64 of
-`--calibration`'s training photos at the candidate's size) in its place. Every candidate's Triton server runs at
-once, and then:
+build exports it. PRECISION `int8` serves that export quantized to INT8 as convert/quantize_detector.py quantizes
+the committed weights (plates.quantization, calibrated on 64 of `--calibration`'s training photos at the candidate's
+size). Every candidate's Triton server runs at once, and then:
 - each manifest is scored as `plates eval --url` scores it (its summary line, and recall and reading of the plates
   found among those with a text), and again on its plates at least 40 px wide alone (SMALL_WIDTH: rendered two-line
   plates go down to 9 px, unreadable to anyone);
@@ -44,7 +44,7 @@ import numpy as np
 
 from plates.client import PlatesClient
 from plates.evaluation import SMALL_WIDTH, LabelledPhoto, Report, evaluate, format_summary, load_manifest
-from plates.detection import detector_format
+from plates.detection import INT8_FILE, detector_format, inference_precision
 from plates.export import (
     DEFAULT_REPOSITORY,
     export_detector,
@@ -60,7 +60,6 @@ from plates.serving.model_config import positive_int_list, read_config
 from plates.server.launcher import LocalServer, free_port
 from plates.training.trainer import load_checkpoint
 
-INT8 = "onnx-int8"  # not a format the service serves: the float export quantized (plates.quantization), served as it
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 MANIFESTS = [SHARED / "e2e.json", SHARED / "detect", SHARED / "val_texts.json", Path("runs/closeups/closeups.json"),
              Path("runs/scenes/val_two_line.json")]  # fmt: skip
@@ -78,11 +77,13 @@ def candidate(text: str) -> tuple[str, Path, dict[str, str]]:
             "file, IMGSZ pixels (608+256: a pass at each, CONF then one threshold each, 0.2+0.4), SECOND_LOOK pixels "
             "(0: none), or pixels/fill (256/1: the photo fills the frame), TWO_LINE_ASPECT a number (0: never)"
         )
-    if format and format != INT8:
-        try:
+    try:
+        if format:
             detector_format(format)
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(f"{text!r}: FORMAT {error}, or {INT8}") from error
+        if precision:
+            inference_precision(precision)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r}: {error}") from error
     settings = {"imgsz": imgsz, "format": format, "conf": conf, "precision": precision,
                 "second_look_imgsz": look_size, "second_look_fill": look_fill, "two_line_aspect": aspect}
     return name, Path(weights), {key: value.replace("+", " ") for key, value in settings.items() if value}
@@ -114,13 +115,11 @@ def build(weights: Path, settings: dict[str, str], repository: Path, calibration
     shutil.copyfile(weights, detector_file)
     exported = export_detector(detector_file)
     config = repository / "yolo" / "config.pbtxt"
-    int8 = settings.get("format") == INT8
     for key, value in settings.items():
-        set_parameter(config, key, "onnx" if int8 and key == "format" else value)
-    if int8:  # served as the float export is, from its place
+        set_parameter(config, key, value)
+    if read_config(config).parameter("precision", inference_precision) == "int8":  # made as the committed one is
         imgsz = read_config(config).parameter("imgsz", positive_int_list)[0]
-        quantized = quantize_detector(exported, calibration, imgsz, exported.with_suffix(".int8.onnx"))
-        quantized.replace(exported)
+        quantize_detector(exported, calibration, imgsz, exported.with_name(INT8_FILE))
 
 
 def not_small(photo: LabelledPhoto) -> LabelledPhoto:
@@ -173,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--score-floors", nargs="+", type=float, default=[],
                         help="also score each set keeping only the boxes the detector scored at least this: what a "
                         "higher `conf` would find, from one pass (latency is timed at the candidates' own `conf`)")
-    parser.add_argument("--calibration", type=Path, default=Path("runs/scenes/images/train"),
+    parser.add_argument("--calibration", type=Path, default=Path("runs/scenes2/images/train"),
                         help="training photos to calibrate INT8 on (64 of them)")
     parser.add_argument("--recognizer", type=Path, help="every candidate reads with this checkpoint of "
                         "convert/train_recognizer.py, not the built repository's STN and LPRNet")
