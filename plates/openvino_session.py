@@ -32,10 +32,12 @@ CONFIG = {"PERFORMANCE_HINT": "LATENCY"}
 # The detector's file takes any height and width, and Ultralytics letterboxes a photo to a few shapes only (608 on the
 # longer side, the other a multiple of 32). Compiled for one shape, OpenVINO ran it in 0.91 to 0.98 of the time the
 # model for any shape took, with the same outputs, at each of the 7 shapes e2e.json's photos take
-# (benchmarks/openvino_fixed_shapes.py); each costs about 0.45 s to compile and 55 MB to hold. So a shape gets a
-# model of its own on its third photo, for up to FIXED_SHAPES shapes: a camera's frames are one shape, and photos
-# mostly a few (416x608 and 480x608 were 65 of e2e.json's 75). Rarer shapes, and any past those, run on the model for
-# any shape, so that a stream of varied photos never makes it compile again and again.
+# (benchmarks/openvino_fixed_shapes.py); each costs about 0.45 s to compile in f32 and 1.1 s in INT8, and 55 MB to
+# hold. So a shape gets a model of its own from its third photo on, for up to FIXED_SHAPES shapes: a camera's frames
+# are one shape, and photos mostly a few (416x608 and 480x608 were 65 of e2e.json's 75). It is compiled on a thread
+# of its own while the photos go on running on the model for any shape: on the request's path, a second of INT8
+# compiling timed out the gateway's health probe (1 s at its tests' --health-interval 1). Rarer shapes, and any past
+# those, run on the model for any shape, so that a stream of varied photos never makes it compile again and again.
 FIXED_SHAPES = 4
 FIXED_ON_SIGHTING = 3
 
@@ -77,6 +79,7 @@ class OpenVINOSession:
         self.compiled = core.compile_model(self._model, "CPU", config)  # for any shape
         self._any_shape = self.compiled.create_infer_request()
         self.fixed: dict[tuple[int, ...], openvino.InferRequest] = {}  # input shape -> that of a model compiled for it
+        self._compiling: dict[tuple[int, ...], threading.Thread] = {}  # shapes whose model is being compiled
         self._sightings: Counter[tuple[int, ...]] = Counter()
         self._lock = threading.Lock()  # one infer request at a time: a second caller waits for the first
 
@@ -90,16 +93,29 @@ class OpenVINOSession:
         with self._lock:
             return np.array(self._request_for(pixels.shape).infer([pixels])[0])
 
+    def wait_compiled(self) -> None:
+        """Return once the shapes being compiled have their models."""
+        for thread in list(self._compiling.values()):
+            thread.join()
+
     def _request_for(self, shape: tuple[int, ...]) -> openvino.InferRequest:
-        """The infer request of the model compiled for `shape`, compiled now on its FIXED_ON_SIGHTING-th photo while
-        there are fewer than FIXED_SHAPES; else that of the model for any shape."""
+        """The infer request of the model compiled for `shape` where it is ready; else that of the model for any
+        shape, and on `shape`'s FIXED_ON_SIGHTING-th photo, while fewer than FIXED_SHAPES are compiled or being
+        compiled, its own model's compiling starts on a thread."""
         request = self.fixed.get(shape)
         if request is not None:
             return request
         self._sightings[shape] += 1
-        if self._sightings[shape] >= FIXED_ON_SIGHTING and len(self.fixed) < FIXED_SHAPES:
-            model = self._model.clone()
-            model.reshape(list(shape))
-            self.fixed[shape] = _core().compile_model(model, "CPU", self._config).create_infer_request()
-            return self.fixed[shape]
+        wanted = self._sightings[shape] >= FIXED_ON_SIGHTING and shape not in self._compiling
+        if wanted and len(self.fixed) + len(self._compiling) < FIXED_SHAPES:
+            # Not a daemon: a process that exits while OpenVINO compiles on a daemon thread aborts (std::terminate).
+            thread = threading.Thread(target=self._compile, args=(shape,), name=f"compile {shape}")
+            self._compiling[shape] = thread  # where compiling fails it stays: that shape keeps the any-shape model
+            thread.start()
         return self._any_shape
+
+    def _compile(self, shape: tuple[int, ...]) -> None:
+        model = self._model.clone()
+        model.reshape(list(shape))
+        self.fixed[shape] = _core().compile_model(model, "CPU", self._config).create_infer_request()
+        del self._compiling[shape]

@@ -266,6 +266,7 @@ def test_openvino_compiles_a_shape_of_its_own_on_its_third_photo_for_a_few_shape
     for height in (64, 96, 64, 64, 96, 96, 128, 128, 128, 64):
         pixels = np.random.default_rng(height).integers(0, 256, (1, height, 160, 3), dtype=np.uint8)
         output = session.infer(pixels)
+        session.wait_compiled()
         seen.append(sorted(shape[1] for shape in session.fixed))
         np.testing.assert_allclose(output, any_shape.infer([pixels])[0], atol=1e-3)
     # 64 on its third photo, 96 on its third; 128 never, FIXED_SHAPES being 2; 64 from its own model since.
@@ -273,6 +274,28 @@ def test_openvino_compiles_a_shape_of_its_own_on_its_third_photo_for_a_few_shape
     for request in session.fixed.values():  # compiled as the session was asked
         assert request.get_compiled_model().get_property("INFERENCE_NUM_THREADS") == 1
         assert request.get_compiled_model().get_property("INFERENCE_PRECISION_HINT").to_string() == "f32"
+
+
+def test_a_shape_is_compiled_off_the_request_path_and_its_photos_run_meanwhile(monkeypatch):
+    # The photo that starts a shape's compiling, and those after it until it is done, are answered at once by the
+    # model for any shape: no request waits for a compile (a second in INT8).
+    import threading
+
+    from plates import openvino_session
+    from plates.export import DEFAULT_REPOSITORY
+
+    session = openvino_session.OpenVINOSession(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx", threads=1)
+    compile_shape, release = session._compile, threading.Event()
+    monkeypatch.setattr(session, "_compile", lambda shape: (release.wait(60), compile_shape(shape)))
+    pixels = np.random.default_rng(0).integers(0, 256, (1, 64, 160, 3), dtype=np.uint8)
+    for _ in range(openvino_session.FIXED_ON_SIGHTING + 2):
+        session.infer(pixels)  # returns while the compile waits for `release`
+    assert session.fixed == {} and list(session._compiling) == [pixels.shape]
+    release.set()
+    session.wait_compiled()
+    assert list(session.fixed) == [pixels.shape] and session._compiling == {}
+    np.testing.assert_allclose(session.infer(pixels), session.compiled.create_infer_request().infer([pixels])[0],
+                               atol=1e-3)
 
 
 def test_auto_runs_the_detector_in_bf16_where_the_cpu_has_bfloat16_instructions_and_in_f32_elsewhere():
@@ -319,6 +342,7 @@ sessions = [OpenVINOSession(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.
 for session in sessions:
     for _ in range(3):  # its third photo of a shape compiles a model for it
         session.infer(np.zeros((1, 64, 64, 3), np.uint8))
+    session.wait_compiled()
     assert session.fixed
 del sessions, session
 gc.collect()
