@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Iterator
 
 import psutil
@@ -297,8 +298,8 @@ def test_a_verdict_whose_supervisor_is_gone_is_none_and_a_stale_healthy_one_is_u
 def alive(pid: int) -> bool:
     """Not gone, nor a zombie waiting for its new parent to reap it."""
     try:
-        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):  # the read itself fails (ESRCH) when it goes between open and read
         return False
 
 
