@@ -48,7 +48,7 @@ from plates.detection import INT8_FILE, detector_format, inference_precision
 from plates.export import (
     DEFAULT_REPOSITORY,
     export_detector,
-    generated_files,
+    model_files,
     out_of_date,
     set_parameter,
     write_recognizer,
@@ -106,7 +106,7 @@ def running_server(text: str) -> tuple[str, str]:
 
 def build(weights: Path, settings: dict[str, str], repository: Path, calibration: list[Path],
           recognizer: Path | None = None, rows: Path | None = None) -> None:
-    detector_file = generated_files(repository)[2]
+    detector_file = model_files(repository).detector
     shutil.copytree(DEFAULT_REPOSITORY, repository, ignore=shutil.ignore_patterns(detector_file.name, "*.onnx"))
     if recognizer:
         write_recognizer(repository, *load_checkpoint(recognizer), recognizer.parent.name)
@@ -117,8 +117,9 @@ def build(weights: Path, settings: dict[str, str], repository: Path, calibration
     config = repository / "yolo" / "config.pbtxt"
     for key, value in settings.items():
         set_parameter(config, key, value)
-    if read_config(config).parameter("precision", inference_precision) == "int8":  # made as the committed one is
-        imgsz = read_config(config).parameter("imgsz", positive_int_list)[0]
+    parameters = read_config(config)
+    if parameters.parameter("precision", inference_precision) == "int8":  # made as the committed one is
+        imgsz = parameters.parameter("imgsz", positive_int_list)[0]
         quantize_detector(exported, calibration, imgsz, exported.with_name(INT8_FILE))
 
 

@@ -12,6 +12,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 
@@ -66,17 +67,31 @@ def trace_checked(network: torch.nn.Module, name: str, seed: int = 0) -> torch.j
     return traced
 
 
+class ModelFiles(NamedTuple):
+    """The networks the build writes into a repository, by what each is."""
+
+    stn: Path
+    lprnet: Path
+    detector: Path  # the detector's PyTorch weights, the GPU's format
+    onnx: Path  # its export, float
+    rows: Path  # the two-line rows' STN and LPRNet as one network
+    int8: Path  # the export quantized (convert/quantize_detector.py)
+
+
+def model_files(repository: Path) -> ModelFiles:
+    return ModelFiles(
+        stn=repository / "stn" / "1" / "model.pt",
+        lprnet=repository / "lprnet" / "1" / "model.pt",
+        detector=repository / "yolo" / "1" / DETECTOR_FILE,
+        onnx=repository / "yolo" / "1" / DETECTOR_FILES["onnx"],
+        rows=repository / "lprnet_rows" / "1" / "model.pt",
+        int8=repository / "yolo" / "1" / INT8_FILE,
+    )
+
+
 def generated_files(repository: Path) -> list[Path]:
-    return [
-        repository / "stn" / "1" / "model.pt",
-        repository / "lprnet" / "1" / "model.pt",
-        repository / "yolo" / "1" / DETECTOR_FILE,
-        repository / "yolo" / "1" / DETECTOR_FILES["onnx"],
-        repository / "lprnet_rows" / "1" / "model.pt",
-        repository / "yolo" / "1" / INT8_FILE,
-        *warmup_files(repository),
-        repository / BUILD_RECORD,
-    ]
+    """Every file the build writes, in the order it returns them."""
+    return [*model_files(repository), *warmup_files(repository), repository / BUILD_RECORD]
 
 
 def warmup_files(repository: Path) -> list[Path]:
@@ -176,7 +191,8 @@ def set_lprnet_frames(repository: Path, frames: int) -> None:
 
 def write_recognizer(repository: Path, stn: torch.nn.Module, lprnet: torch.nn.Module, name: str = "") -> list[Path]:
     """Trace STN and LPRNet into the repository's stn and lprnet models, and set lprnet's output to its frames."""
-    stn_file, lprnet_file = generated_files(repository)[:2]
+    files = model_files(repository)
+    stn_file, lprnet_file = files.stn, files.lprnet
     for network, target, what in ((stn, stn_file, "stn"), (lprnet, lprnet_file, "lprnet")):
         target.parent.mkdir(parents=True, exist_ok=True)
         trace_checked(network, f"{name} {what}".strip()).save(str(target))
@@ -188,7 +204,7 @@ def write_recognizer(repository: Path, stn: torch.nn.Module, lprnet: torch.nn.Mo
 def write_two_line_recognizer(repository: Path, stn: torch.nn.Module, lprnet: torch.nn.Module) -> Path:
     """Trace the rows' STN and LPRNet as one network into the repository's lprnet_rows model: one call a photo
     where it has two-line plates, not two."""
-    target = generated_files(repository)[4]
+    target = model_files(repository).rows
     target.parent.mkdir(parents=True, exist_ok=True)
     trace_checked(torch.nn.Sequential(stn, lprnet).eval(), "two-line rows' STN and LPRNet").save(str(target))
     return target
@@ -208,11 +224,11 @@ def build_model_repository(
                for name in (names["stn"], names["lprnet"], rows["stn"], rows["lprnet"], DETECTOR_FILE, INT8_FILE)}
     written = write_recognizer(repository, load_network(SpatialTransformer, sources[names["stn"]]),
                                load_network(LPRNet, sources[names["lprnet"]]), recognizer)
-    detector_file, onnx_file = generated_files(repository)[2:4]
+    files = model_files(repository)
+    detector_file, onnx_file, int8_file = files.detector, files.onnx, files.int8
     detector_file.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(sources[DETECTOR_FILE], detector_file)
     export_detector(detector_file)
-    int8_file = generated_files(repository)[5]
     shutil.copyfile(sources[INT8_FILE], int8_file)
     rows_file = write_two_line_recognizer(repository, load_network(SpatialTransformer, sources[rows["stn"]]),
                                           load_network(LPRNet, sources[rows["lprnet"]]))

@@ -12,6 +12,7 @@ from plates.export import (
     build_model_repository,
     generated_files,
     is_built,
+    model_files,
     out_of_date,
     rebuild,
     set_detector_format,
@@ -116,8 +117,8 @@ def test_a_repository_built_from_weights_the_project_no_longer_names_is_out_of_d
 def test_a_repository_with_a_file_missing_or_no_readable_record_is_out_of_date(tmp_path):
     now = {"plates_stn.pt": WEIGHT_FILES["plates_stn.pt"].sha256}
     repository = built_as_if(tmp_path / "a", now)
-    generated_files(repository)[4].unlink()
-    assert out_of_date(repository) == f"{generated_files(repository)[4]} is missing"
+    model_files(repository).rows.unlink()
+    assert out_of_date(repository) == f"{model_files(repository).rows} is missing"
     for text in ("not json", "[]", '{"weights": {}}', '{"weights": ["plates_stn.pt"]}'):
         repository = built_as_if(tmp_path / "b", now)
         (repository / BUILD_RECORD).write_text(text)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from plates.export import DEFAULT_REPOSITORY, generated_files, is_built
+from plates.export import DEFAULT_REPOSITORY, is_built, model_files
 from plates.recognition.crops import DEFAULT_VARIANTS, prepare_crops
 from plates.weights import PROJECT_ROOT
 
@@ -22,11 +22,11 @@ TOLERANCE = 1e-3  # of the logits (tens in size): other kernels and thread count
 
 
 @pytest.mark.skipif(not PYTHON.is_file(), reason="no .venv-libtorch: scripts/libtorch-venv.sh makes it")
-@pytest.mark.parametrize("chain", [(0, 1), (4,)], ids=["stn-then-lprnet", "lprnet_rows"])
+@pytest.mark.parametrize("chain", [("stn", "lprnet"), ("rows",)], ids=["stn-then-lprnet", "lprnet_rows"])
 def test_the_recognizers_compute_the_same_in_torch_2_13(tmp_path, samples, chain):
     if not is_built(DEFAULT_REPOSITORY):
         pytest.skip("no model repository: convert/build_model_repository.py builds it")
-    models = [generated_files(DEFAULT_REPOSITORY)[index] for index in chain]
+    models = [getattr(model_files(DEFAULT_REPOSITORY), name) for name in chain]
     image = cv2.imread(str(samples / "car.jpg"))
     crops = prepare_crops(image, np.array([[95, 330, 132, 343], [551, 263, 577, 270]], np.float32), DEFAULT_VARIANTS)
     noise = np.random.default_rng(0).uniform(-1, 1, (4, 3, 24, 94)).astype(np.float32)
