@@ -44,7 +44,7 @@ import numpy as np
 
 from plates.client import PlatesClient
 from plates.evaluation import SMALL_WIDTH, LabelledPhoto, Report, evaluate, format_summary, load_manifest
-from plates.detection import INT8_FILE, detector_format, inference_precision
+from plates.detection import detector_format, inference_precision
 from plates.export import (
     DEFAULT_REPOSITORY,
     export_detector,
@@ -106,21 +106,21 @@ def running_server(text: str) -> tuple[str, str]:
 
 def build(weights: Path, settings: dict[str, str], repository: Path, calibration: list[Path],
           recognizer: Path | None = None, rows: Path | None = None) -> None:
-    detector_file = model_files(repository).detector
-    shutil.copytree(DEFAULT_REPOSITORY, repository, ignore=shutil.ignore_patterns(detector_file.name, "*.onnx"))
+    files = model_files(repository)
+    shutil.copytree(DEFAULT_REPOSITORY, repository, ignore=shutil.ignore_patterns(files.detector.name, "*.onnx"))
     if recognizer:
         write_recognizer(repository, *load_checkpoint(recognizer), recognizer.parent.name)
     if rows:
         write_two_line_recognizer(repository, *load_checkpoint(rows))
-    shutil.copyfile(weights, detector_file)
-    exported = export_detector(detector_file)
+    shutil.copyfile(weights, files.detector)
+    exported = export_detector(files.detector)
     config = repository / "yolo" / "config.pbtxt"
     for key, value in settings.items():
         set_parameter(config, key, value)
     parameters = read_config(config)
     if parameters.parameter("precision", inference_precision) == "int8":  # made as the committed one is
         imgsz = parameters.parameter("imgsz", positive_int_list)[0]
-        quantize_detector(exported, calibration, imgsz, exported.with_name(INT8_FILE))
+        quantize_detector(exported, calibration, imgsz, files.int8)
 
 
 def not_small(photo: LabelledPhoto) -> LabelledPhoto:
