@@ -92,7 +92,22 @@ def exit_reason(log_file: Path | None) -> str:
     return reasons[-1].strip() if reasons else ""
 
 
+# A folder laid out as the wheel installs it (pytriton/tritonserver/ beside nvidia_pytriton.libs/), holding only what
+# Triton needs: the bundle that travels to a machine without the project's environment (plates.gpu_check.bundle).
+TRITON_BUNDLE_VARIABLE = "PLATES_TRITON_BUNDLE"
+
+
 def pytriton_dir() -> Path:
+    """The wheel's `pytriton` folder, whose tritonserver/ this project starts: $PLATES_TRITON_BUNDLE's where set,
+    else the installed wheel's."""
+    bundle = os.environ.get(TRITON_BUNDLE_VARIABLE)
+    if bundle:
+        folder = Path(bundle).resolve() / "pytriton"
+        if not (folder / "tritonserver" / "bin" / "tritonserver").is_file():
+            raise ServerUnavailableError(
+                f"${TRITON_BUNDLE_VARIABLE} is {bundle}, which holds no pytriton/tritonserver/bin/tritonserver"
+            )
+        return folder
     try:
         import pytriton
     except ImportError as error:
@@ -102,9 +117,10 @@ def pytriton_dir() -> Path:
     return Path(pytriton.__file__).resolve().parent
 
 
-def assemble_backends(target: Path) -> Path:
-    """A backend directory: the wheel's Python backend with the stub for this Python, and the PyTorch stand-in."""
-    server = pytriton_dir() / "tritonserver"
+def assemble_backends(target: Path, pytriton: Path) -> Path:
+    """A backend directory: the wheel's Python backend with the stub for this Python, and the PyTorch stand-in;
+    `pytriton` is the wheel's folder of that name (pytriton_dir)."""
+    server = pytriton / "tritonserver"
     python = target / "python"
     python.mkdir(parents=True)
     for item in (server / "backends" / "python").iterdir():
@@ -126,10 +142,11 @@ def assemble_backends(target: Path) -> Path:
 OPENMP_ENVIRONMENT = {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "10000"}
 
 
-def server_environment() -> dict[str, str]:
-    """Let the wheel's binary find its libraries, and the stub this interpreter's libpython and packages."""
+def server_environment(pytriton: Path | None = None) -> dict[str, str]:
+    """Let the wheel's binary (in `pytriton`, pytriton_dir's by default) find its libraries, and the stub this
+    interpreter's libpython and packages."""
     env = dict(os.environ)
-    libs = [sysconfig.get_config_var("LIBDIR") or "", str(pytriton_dir().parent / "nvidia_pytriton.libs")]
+    libs = [sysconfig.get_config_var("LIBDIR") or "", str((pytriton or pytriton_dir()).parent / "nvidia_pytriton.libs")]
     env["LD_LIBRARY_PATH"] = os.pathsep.join([*libs, env.get("LD_LIBRARY_PATH", "")]).strip(os.pathsep)
     # The stub embeds Python in isolated mode: it ignores PYTHONPATH, but derives its prefix from the first
     # `python3` on PATH, and so takes this interpreter's virtual environment when its bin/ comes first.
@@ -151,6 +168,9 @@ class LocalServer:
     # The header value that opens the model-repository, shared-memory, trace and logging APIs; None: $PLATES_ADMIN_KEY,
     # else a random one, kept here for the supervisor's reloads (plates.server.options.admin_key).
     admin_key: str | None = None
+    # The wheel's `pytriton` folder to start Triton from; None: pytriton_dir()'s, the installed wheel's or the bundle's
+    # that $PLATES_TRITON_BUNDLE names.
+    pytriton: Path | None = None
     triton: TritonProcess | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
@@ -175,7 +195,7 @@ class LocalServer:
 
     def command(self, backend_dir: Path, shm_prefix: str) -> list[str]:
         return [
-            str(pytriton_dir() / "tritonserver" / "bin" / "tritonserver"),
+            str((self.pytriton or pytriton_dir()) / "tritonserver" / "bin" / "tritonserver"),
             f"--model-repository={self.repository}",
             f"--backend-directory={backend_dir}",
             f"--http-address={self.host}",
@@ -196,12 +216,13 @@ class LocalServer:
         taken = taken_ports(self.host, ports)
         if taken:
             raise ServerUnavailableError(f"cannot serve on {self.host}: port already in use ({', '.join(taken)})")
+        pytriton = self.pytriton or pytriton_dir()
         if getattr(self, "_workdir", None) is None:
             self._workdir = tempfile.TemporaryDirectory(prefix="plates-triton-")
-            self._backends = assemble_backends(Path(self._workdir.name) / "backends")
+            self._backends = assemble_backends(Path(self._workdir.name) / "backends", pytriton)
         prefix = new_shm_prefix()
         self.triton = TritonProcess(
-            self.command(self._backends, prefix), prefix, env=server_environment(), log_file=self.log_file
+            self.command(self._backends, prefix), prefix, env=server_environment(pytriton), log_file=self.log_file
         )
         self.triton.start()
         if wait_until_ready:
