@@ -14,6 +14,7 @@ import torch
 import triton_python_backend_utils as pb_utils
 
 from plates.serving.model_config import ModelConfig
+from plates.serving.tensor_log import TensorLog
 from plates.serving.triton_adapter import error_response, instance_device, set_intra_op_threads, to_torch, to_triton
 
 
@@ -29,11 +30,18 @@ class TritonPythonModel:
         # Here each model has its own process, so each sets its own.
         set_intra_op_threads(config)
         self.model = torch.jit.load(str(path), map_location=self.device).eval()
+        self.log = TensorLog.from_environment(self.name)
+
+    def finalize(self):
+        self.log.write()
 
     def execute(self, requests):
         # Dynamic batching hands several requests at once: run them as one batch, then split the outputs back.
         try:
-            batches = [[to_torch(pb_utils.get_input_tensor_by_name(r, n)) for n in self.inputs] for r in requests]
+            received = [[pb_utils.get_input_tensor_by_name(r, n) for n in self.inputs] for r in requests]
+            for tensors in received:
+                self.log.count_all("received", tensors)
+            batches = [[to_torch(tensor) for tensor in tensors] for tensors in received]
             sizes = [batch[0].shape[0] for batch in batches]
             inputs = [torch.cat([batch[i] for batch in batches]).to(self.device) for i in range(len(self.inputs))]
             with torch.inference_mode():
@@ -43,9 +51,8 @@ class TritonPythonModel:
             return [error_response(pb_utils, self.name, error) for _ in requests]
         outputs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
         split = [torch.split(output, sizes) for output in outputs]
-        return [
-            pb_utils.InferenceResponse(
-                output_tensors=[to_triton(pb_utils, name, parts[k]) for name, parts in zip(self.outputs, split)]
-            )
-            for k in range(len(requests))
-        ]
+        sent = [[to_triton(pb_utils, name, parts[k]) for name, parts in zip(self.outputs, split)]
+                for k in range(len(requests))]
+        for tensors in sent:
+            self.log.count_all("sent", tensors)
+        return [pb_utils.InferenceResponse(output_tensors=tensors) for tensors in sent]

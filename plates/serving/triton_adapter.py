@@ -42,7 +42,16 @@ def to_triton(pb_utils: Any, name: str, tensor: torch.Tensor | np.ndarray) -> An
     array (BYTES, which DLPack cannot carry) as a host tensor."""
     if isinstance(tensor, np.ndarray):
         return pb_utils.Tensor(name, tensor)
-    return pb_utils.Tensor.from_dlpack(name, dlpack.to_dlpack(c_order(tensor)))
+    if tensor.numel() == 0:
+        # Nothing to keep on a GPU, and a GPU tensor of no element has a null pointer, which DLPack readers and CUDA
+        # IPC refuse (pytorch#41182, triton-inference-server#4865): yolo's outputs for a photo with no plate.
+        tensor = tensor.cpu()
+    tensor = c_order(tensor)
+    if tensor.is_cuda:
+        # A DLPack capsule carries no stream: its reader, another process through Triton, reads the memory at once,
+        # so the kernels that write it must have run.
+        torch.cuda.current_stream(tensor.device).synchronize()
+    return pb_utils.Tensor.from_dlpack(name, dlpack.to_dlpack(tensor))
 
 
 @dataclass(frozen=True)
@@ -73,11 +82,6 @@ class ReceivedPhoto:
         if self.photo.get(name) is tensor:
             return self.tensors[name]
         return to_triton(pb_utils, name, tensor)
-
-
-def request_photo(pb_utils: Any, request: Any) -> Photo:
-    """The photo `request` carries in input__0 or image_bytes (plates.serving.photo_input)."""
-    return ReceivedPhoto.of(pb_utils, request).photo
 
 
 def triton_code(pb_utils: Any, error: BaseException) -> Any:

@@ -10,22 +10,23 @@ from plates.exceptions import sub_model_error
 from plates.server.processes import SiblingStubs
 from plates.serving.model_config import ModelConfig
 from plates.serving.pipeline import RecognitionSettings, recognize
+from plates.serving.tensor_log import TensorLog
 from plates.serving.triton_adapter import ReceivedPhoto, answer_each, to_torch
 
 
-def infer(siblings, received, model, inputs, outputs):
+def infer(siblings, log, received, model, inputs, outputs):
     """Every sub-request of the request that brought `received` goes through here: call, check the error, return
-    the outputs by name. `siblings` tells a dead sub-model from a busy one (plates.server.processes.SiblingStubs)."""
-    request = pb_utils.InferenceRequest(
-        model_name=model,
-        inputs=[received.to_triton(pb_utils, name, tensor) for name, tensor in inputs.items()],
-        requested_output_names=outputs,
-    )
-    response = request.exec()
+    the outputs by name. `siblings` tells a dead sub-model from a busy one (plates.server.processes.SiblingStubs);
+    `log` counts where each tensor each way lies (plates.serving.tensor_log)."""
+    sent = [received.to_triton(pb_utils, name, tensor) for name, tensor in inputs.items()]
+    log.count_all(f"to {model}", sent)
+    response = pb_utils.InferenceRequest(model_name=model, inputs=sent, requested_output_names=outputs).exec()
     if response.has_error():
         raise sub_model_error(model, response.error().message(), partial(siblings.exited, model))
     siblings.answered(model)
-    return {name: to_torch(pb_utils.get_output_tensor_by_name(response, name)) for name in outputs}
+    answers = [pb_utils.get_output_tensor_by_name(response, name) for name in outputs]
+    log.count_all(f"from {model}", answers)
+    return {name: to_torch(tensor) for name, tensor in zip(outputs, answers)}
 
 
 class TritonPythonModel:
@@ -41,13 +42,18 @@ class TritonPythonModel:
         config.tensor("output", "candidate_scores", "TYPE_FP32", [-1, -1])
         self.settings = RecognitionSettings.from_config(config)
         self.siblings = SiblingStubs()
+        self.log = TensorLog.from_environment(config.name)
 
     def execute(self, requests):
         return answer_each(pb_utils, "plate_recognition", requests, self._outputs)
 
+    def finalize(self):
+        self.log.write()
+
     def _outputs(self, request):
         received = ReceivedPhoto.of(pb_utils, request)
-        plates = recognize(received.photo, partial(infer, self.siblings, received), self.settings)
+        self.log.count_all("received", received.tensors.values())
+        plates = recognize(received.photo, partial(infer, self.siblings, self.log, received), self.settings)
         return [
             pb_utils.Tensor("coordinates", plates.boxes),
             pb_utils.Tensor("texts", np.array([t.encode() for t in plates.texts], dtype=np.object_)),

@@ -33,6 +33,12 @@ class Tensor:
     def name(self) -> str:
         return self._name
 
+    def shape(self) -> list[int]:
+        return list(self._data.shape)
+
+    def is_cpu(self) -> bool:
+        return not (isinstance(self._data, torch.Tensor) and self._data.is_cuda)
+
     def as_numpy(self) -> np.ndarray:
         if isinstance(self._data, torch.Tensor):
             raise AssertionError(f"as_numpy() on DLPack tensor '{self._name}': tensors between models use DLPack")

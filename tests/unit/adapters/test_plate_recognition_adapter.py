@@ -305,3 +305,19 @@ def test_orchestrator_wants_one_photo_in_image_bytes(orchestrator, pb_utils):
     [response] = orchestrator.execute([request])
     assert response.error().code() == pb_utils.TritonError.INVALID_ARG
     assert "image_bytes must hold one encoded photo, got 2" in response.error().message()
+
+
+def test_orchestrator_counts_each_tensor_it_sends_and_gets_back_per_model(orchestrator, pb_utils, tmp_path,
+                                                                          monkeypatch):  # fmt: skip
+    from plates.serving.tensor_log import TensorLog, read_log
+
+    fake_recognizer(pb_utils, [[10, 10, 60, 22]], ["A001AA77"])
+    orchestrator.log = TensorLog(tmp_path, "plate_recognition")
+    orchestrator.execute([image_request(pb_utils, np.zeros((40, 80, 3), np.uint8))])
+    orchestrator.finalize()
+    counted = {(c.way, c.tensor): c.count for c in read_log(tmp_path)}
+    assert counted == {
+        ("received", "input__0"): 1, ("to yolo", "input__0"): 1, ("to stn", "input__0"): 1,
+        ("from stn", "output__0"): 1, ("to lprnet", "input__0"): 1, ("from lprnet", "output__0"): 1,
+        **{("from yolo", f"output__{i}"): 1 for i in range(5)},
+    }  # fmt: skip

@@ -51,3 +51,18 @@ def test_stand_in_runs_on_the_intra_op_threads_its_config_asks(load_adapter, pb_
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(threads)
+
+
+def test_stand_in_counts_each_request_input_and_response_output(load_adapter, pb_utils, tmp_path, monkeypatch):
+    from plates.serving.tensor_log import LOG_VARIABLE, Crossing, read_log
+
+    version = tmp_path / "1"
+    version.mkdir()
+    torch.jit.trace(torch.nn.Flatten(), torch.zeros(1, 3, 24, 94)).save(str(version / "model.pt"))
+    monkeypatch.setenv(LOG_VARIABLE, str(tmp_path))
+    model = load_adapter(STAND_IN, DEFAULT_REPOSITORY / "stn" / "config.pbtxt", tmp_path)
+    crops = pb_utils.Tensor.from_dlpack("input__0", torch.utils.dlpack.to_dlpack(torch.zeros(2, 3, 24, 94)))
+    model.execute([Request([crops]), Request([crops])])
+    model.finalize()
+    assert read_log(tmp_path) == [Crossing("stn", "received", "input__0", "cpu", 2),
+                                  Crossing("stn", "sent", "output__0", "cpu", 2)]

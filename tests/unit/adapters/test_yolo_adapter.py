@@ -257,3 +257,20 @@ def test_yolo_cuts_a_square_box_of_a_one_class_detector_both_ways(load_adapter, 
 def test_yolo_refuses_a_negative_two_line_aspect(load_adapter, yolo_repository):
     with pytest.raises(Exception, match=r"parameter 'two_line_aspect' = '-1'.*must be a number, 0 or more"):
         load_yolo(load_adapter, yolo_repository, with_layout("rows", "-1"))
+
+
+def test_yolo_counts_where_its_tensors_lie_and_writes_the_counts_when_unloaded(
+    load_adapter, pb_utils, yolo_repository, samples, tmp_path, monkeypatch
+):
+    from plates.serving.tensor_log import LOG_VARIABLE, Crossing, read_log
+
+    monkeypatch.setenv(LOG_VARIABLE, str(tmp_path))
+    model = load_yolo(load_adapter, yolo_repository, with_format("torch"))
+    data = np.array([(samples / "car.jpg").read_bytes()], dtype=np.object_)
+    model.execute([Request([pb_utils.Tensor("image_bytes", data)]), Request([pb_utils.Tensor("image_bytes", data)])])
+    assert read_log(tmp_path) == []  # written at unload, not per request
+    model.finalize()
+    assert read_log(tmp_path) == [
+        Crossing("yolo", "decoded", "image_bytes", "cpu", 2), Crossing("yolo", "received", "image_bytes", "cpu", 2),
+        *(Crossing("yolo", "sent", f"output__{i}", "cpu", 2) for i in range(5)),
+    ]  # fmt: skip
