@@ -41,6 +41,14 @@ RECOGNIZERS = {
 TWO_LINE_RECOGNIZER = {"stn": "plates_rows_stn.pt", "lprnet": "plates_rows_lprnet.pt"}
 
 
+def copy_sources(target: Path, source: Path = DEFAULT_REPOSITORY) -> Path:
+    """A repository's committed files (configs, adapters) copied to `target`, without any file a build generates:
+    a repository to build elsewhere."""
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("*.pt", "*.onnx", "warmup", BUILD_RECORD,
+                                                                 "__pycache__"))  # fmt: skip
+    return target
+
+
 def load_network(network_class: type[torch.nn.Module], checkpoint: Path) -> torch.nn.Module:
     """The network of a weight file (`{"net_state_dict": ..., "architecture": {...}}`, the pretrained checkpoints'
     format; "architecture", where present, holds the class's arguments), in eval mode."""
@@ -215,31 +223,35 @@ def build_model_repository(
     weights_dir: Path | None = None,
     instance_kind: str = "auto",
     recognizer: str = "plates",
+    cpu_exports: bool = True,
 ) -> list[Path]:
     """Write the generated files into `repository` and return their paths; `recognizer` names the STN and LPRNet
-    weights (RECOGNIZERS)."""
+    weights (RECOGNIZERS). Without `cpu_exports`, the detector's CPU files (its ONNX export, which takes Ultralytics'
+    exporter, and the INT8 file) are left out and it runs in PyTorch, as a GPU build runs it: for a machine that
+    serves on a GPU and has no exporter (scripts/gpu-check.sh)."""
     names = RECOGNIZERS[recognizer]
     rows = TWO_LINE_RECOGNIZER
-    sources = {name: find_weights(name, weights_dir)
-               for name in (names["stn"], names["lprnet"], rows["stn"], rows["lprnet"], DETECTOR_FILE, INT8_FILE)}
+    weight_files = [names["stn"], names["lprnet"], rows["stn"], rows["lprnet"], DETECTOR_FILE]
+    sources = {name: find_weights(name, weights_dir) for name in weight_files + ([INT8_FILE] if cpu_exports else [])}
     written = write_recognizer(repository, load_network(SpatialTransformer, sources[names["stn"]]),
                                load_network(LPRNet, sources[names["lprnet"]]), recognizer)
     files = model_files(repository)
-    detector_file, onnx_file, int8_file = files.detector, files.onnx, files.int8
-    detector_file.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(sources[DETECTOR_FILE], detector_file)
-    export_detector(detector_file)
-    shutil.copyfile(sources[INT8_FILE], int8_file)
+    files.detector.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(sources[DETECTOR_FILE], files.detector)
+    if cpu_exports:
+        export_detector(files.detector)
+        shutil.copyfile(sources[INT8_FILE], files.int8)
     rows_file = write_two_line_recognizer(repository, load_network(SpatialTransformer, sources[rows["stn"]]),
                                           load_network(LPRNet, sources[rows["lprnet"]]))
     warmup = write_warmup_files(repository)
     set_instance_kind(repository, instance_kind)
-    if instance_kind == "gpu":
+    if instance_kind == "gpu" or not cpu_exports:
         set_detector_format(repository, "torch")
     record = repository / BUILD_RECORD
     settings = {"weights_dir": str(weights_dir) if weights_dir else None, "instance_kind": instance_kind,
-                "recognizer": recognizer}
+                "recognizer": recognizer, "cpu_exports": cpu_exports}
     # find_weights checked each file against the SHA-256 the project names for it
     record.write_text(json.dumps({"weights": {name: WEIGHT_FILES[name].sha256 for name in sources},
                                   "settings": settings}, indent=2) + "\n")
-    return written + [detector_file, onnx_file, rows_file, int8_file, *warmup, record]
+    networks = [files.detector, files.onnx, rows_file, files.int8] if cpu_exports else [files.detector, rows_file]
+    return [*written, *networks, *warmup, record]

@@ -1,14 +1,13 @@
 import json
-import shutil
 
 import pytest
 import torch
 
 from plates.exceptions import PlatesError, WeightsError
+from plates import export
 from plates.weights import PROJECT_ROOT, WEIGHT_FILES
 from plates.export import (
     BUILD_RECORD,
-    DEFAULT_REPOSITORY,
     build_model_repository,
     generated_files,
     is_built,
@@ -25,11 +24,7 @@ from plates.serving.model_config import read_config
 
 
 def copy_sources(tmp_path):
-    repository = tmp_path / "model_repository"
-    shutil.copytree(
-        DEFAULT_REPOSITORY, repository, ignore=shutil.ignore_patterns("*.pt", "*.onnx", "__pycache__", "warmup")
-    )
-    return repository
+    return export.copy_sources(tmp_path / "model_repository")
 
 
 def test_set_instance_kind_pins_every_model(tmp_path):
@@ -89,8 +84,24 @@ def test_the_repositorys_own_weights_build_the_model_repository(tmp_path):
         "plates_stn.pt", "plates_lprnet.pt", "plates_rows_stn.pt", "plates_rows_lprnet.pt", "plate_detector.pt",
         "plate_detector.int8.onnx")}
     assert record["settings"] == {"weights_dir": str(PROJECT_ROOT / "weights"), "instance_kind": "auto",
-                                  "recognizer": "plates"}
+                                  "recognizer": "plates", "cpu_exports": True}
     assert out_of_date(tmp_path / "model_repository") is None
+
+
+def test_a_build_without_the_cpu_exports_runs_the_detector_in_pytorch_and_writes_no_onnx(tmp_path):
+    # What a GPU machine without Ultralytics' exporter builds (scripts/gpu-check.sh): no ONNX, no INT8 file.
+    repository = copy_sources(tmp_path)
+    built = build_model_repository(repository, weights_dir=PROJECT_ROOT / "weights", instance_kind="cpu",
+                                   cpu_exports=False)
+    assert [path.name for path in built] == ["model.pt", "model.pt", "plate_detector.pt", "model.pt", "photo", "photo",
+                                             BUILD_RECORD]
+    assert not list(repository.rglob("*.onnx"))
+    config = read_config(repository / "yolo" / "config.pbtxt")
+    assert config.parameter("format", str) == "torch" and config.parameter("precision", str) == "auto"
+    assert config.raw["instance_group"][0]["kind"] == "KIND_CPU"
+    assert "plate_detector.int8.onnx" not in json.loads(built[-1].read_text())["weights"]
+    # plates serve runs the CPU's detector, so it builds such a repository again
+    assert out_of_date(repository) == f"{model_files(repository).onnx} is missing"
 
 
 def built_as_if(repository, weights: dict[str, str], settings: dict | None = None):
