@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from plates.onnx_detector import OnnxDetector
+
+if TYPE_CHECKING:
+    from plates.torch_detector import TorchDetector
 
 # Ultralytics checks for updates and fonts online unless told not to; the service must never reach out.
 os.environ.setdefault("YOLO_OFFLINE", "1")
@@ -158,7 +161,7 @@ class PlateDetector:
     """Loads the detector once; `detect` takes a BGR image and returns its plates' boxes and scores.
 
     Its ONNX export runs on OpenVINO or ONNX Runtime through plates.onnx_detector; its PyTorch weights (`.pt`, the
-    GPU's format) through Ultralytics' predictor, which gives the same boxes."""
+    GPU's format) through plates.torch_detector: both give the boxes of Ultralytics' predictor."""
 
     def __init__(
         self,
@@ -168,28 +171,27 @@ class PlateDetector:
         threads: int = 0,
         runtime: str = "onnx",
         precision: str = "f32",
+        cuda_graphs: bool = False,
     ):
         """`threads`: how many threads the runtime runs an ONNX detector on (0: one per core); `runtime`: which runs
         it, "onnx" (ONNX Runtime) or "openvino"; `precision`: OpenVINO's (PRECISIONS), the others' is f32 ("auto"
-        is theirs too)."""
+        is theirs too); `cuda_graphs`: PyTorch weights on a GPU replay each shape's forward pass as a CUDA graph."""
         if precision == "bf16" and runtime != "openvino":
             raise ValueError(f"precision '{precision}' is for format 'openvino' only; format '{runtime}' runs f32")
         self.device = device
         self.settings = settings
-        self.onnx: OnnxDetector | None = None
-        self.precision = "f32"  # what it runs at: OpenVINO's, as asked or as it chose for this CPU
+        self.network: OnnxDetector | TorchDetector
         if Path(weights).suffix == ".onnx":
             # A quantized file runs its convolutions in INT8 and the few other operations in f32.
-            self.onnx = OnnxDetector(Path(weights), runtime, threads, "f32" if precision == "int8" else precision)
-            self.precision = "int8" if precision == "int8" else self.onnx.precision
-            return
-        from ultralytics import YOLO
+            self.network = OnnxDetector(Path(weights), runtime, threads, "f32" if precision == "int8" else precision)
+            self.precision = "int8" if precision == "int8" else self.network.precision
+        else:
+            import torch
 
-        self.model = YOLO(str(weights), task="detect")
-        # Ultralytics' predictor makes an empty output folder under its settings' runs_dir (the working directory
-        # when the settings file was first written) and fails where that is not writable, as /opt/plates is for the
-        # image's user. A private temporary folder, removed with the detector, takes it instead.
-        self._scratch = tempfile.TemporaryDirectory(prefix="plates-yolo-")
+            from plates.torch_detector import TorchDetector
+
+            self.network = TorchDetector(Path(weights), torch.device(device), cuda_graphs)
+            self.precision = self.network.precision
 
     def detect(self, image: np.ndarray) -> Detections:
         s = self.settings
@@ -221,20 +223,4 @@ class PlateDetector:
 
     def _look(self, image: np.ndarray, imgsz: int, conf: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One pass at one inference size: its boxes, scores and rows."""
-        if self.onnx is not None:
-            return self.onnx.look(image, imgsz, conf, self.settings.iou, self.settings.max_det)
-        result = self.model.predict(
-            image,
-            imgsz=imgsz,
-            conf=conf,
-            iou=self.settings.iou,
-            agnostic_nms=True,  # a plate is one plate whichever class: never a one-line and a two-line box on it
-            max_det=self.settings.max_det,
-            device=self.device,
-            verbose=False,
-            project=self._scratch.name,
-            name="predict",
-            exist_ok=True,
-        )[0]
-        boxes = result.boxes
-        return boxes.xyxy.cpu().numpy(), boxes.conf.cpu().numpy(), boxes.cls.cpu().numpy().astype(np.int64) + 1
+        return self.network.look(image, imgsz, conf, self.settings.iou, self.settings.max_det)

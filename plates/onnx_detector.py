@@ -5,8 +5,8 @@ Ultralytics' predictor spent ~5 ms a photo around the network on this project's 
 objects, the letterboxed photo made float RGB planes in numpy and torch, and back. Its letterbox, NMS and box scaling
 called directly give the predictor's boxes (tests/unit/test_onnx_detector.py), and OpenVINO takes the letterboxed
 photo as it is, BGR bytes, and makes the network's input inside its compiled graph: a photo's pass in ~0.97 of the
-time (benchmarks/onnx_detector_vs_predictor.py, docs/performance.md). The GPU's format, `torch`, keeps the predictor
-(plates.detection).
+time (benchmarks/onnx_detector_vs_predictor.py, docs/performance.md). plates.torch_detector runs the GPU's format,
+`torch`, the same way.
 """
 
 from __future__ import annotations
@@ -89,13 +89,23 @@ class OnnxDetector:
 
     def look(self, image: np.ndarray, imgsz: int, conf: float, iou: float, max_det: int
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One pass at `imgsz`: boxes (x1 y1 x2 y2 in `image`'s pixels), scores and rows (1 or 2, from the class) of
-        the plates scored `conf` or more, one box per plate whatever its class (NMS at `iou`), at most `max_det`."""
-        import torch
-        from ultralytics.utils import nms, ops
+        """As `look`."""
+        return look(self.session, self.stride, image, imgsz, conf, iou, max_det)
 
-        pixels = letterbox(image, imgsz, self.stride)
-        raw = torch.from_numpy(np.asarray(self.session.infer(pixels)))
-        (found,) = nms.non_max_suppression(raw, conf, iou, agnostic=True, max_det=max_det)
-        boxes = ops.scale_boxes(pixels.shape[1:3], found[:, :4], image.shape[:2])
-        return boxes.numpy(), found[:, 4].numpy(), found[:, 5].numpy().astype(np.int64) + 1
+
+def look(session, stride: int, image: np.ndarray, imgsz: int, conf: float, iou: float, max_det: int
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One pass of `session` (its `infer`: letterboxed pixels in, the network's raw output out, as numpy or a torch
+    tensor on any device) at `imgsz`: boxes (x1 y1 x2 y2 in `image`'s pixels), scores and rows (1 or 2, from the
+    class) of the plates scored `conf` or more, one box per plate whatever its class (NMS at `iou`), at most
+    `max_det`. NMS runs where the output lies."""
+    import torch
+    from ultralytics.utils import nms, ops
+
+    pixels = letterbox(image, imgsz, stride)
+    raw = session.infer(pixels)
+    raw = raw if isinstance(raw, torch.Tensor) else torch.from_numpy(np.asarray(raw))
+    (found,) = nms.non_max_suppression(raw, conf, iou, agnostic=True, max_det=max_det)
+    boxes = ops.scale_boxes(pixels.shape[1:3], found[:, :4], image.shape[:2])
+    found = found.cpu()
+    return boxes.cpu().numpy(), found[:, 4].numpy(), found[:, 5].numpy().astype(np.int64) + 1

@@ -30,6 +30,7 @@ from plates.serving.model_config import (
     positive_int_list,
     unit_float,
     unit_float_list,
+    yes_no,
 )
 
 
@@ -76,9 +77,10 @@ class DetectorModel:
         self.two_line_layout = config.parameter("two_line_layout", two_line_layout, default="side-by-side")
         self.two_line_aspect = config.parameter("two_line_aspect", nonnegative_float, default=0.0)
         threads = config.parameter("threads", nonnegative_int, default=0)
+        cuda_graphs = config.parameter("cuda_graphs", yes_no, default=False)
         try:
             self.detector = PlateDetector(weights, device=str(device), settings=settings, threads=threads,
-                                          runtime=format, precision=precision)
+                                          runtime=format, precision=precision, cuda_graphs=cuda_graphs)
         except ValueError as error:
             raise ModelConfigError(f"model 'yolo': {error}") from error
 

@@ -19,7 +19,7 @@ import torch
 
 from plates.export import DEFAULT_REPOSITORY
 from plates.serving.detector_model import DetectorModel
-from plates.serving.model_config import read_config
+from plates.serving.model_config import ModelConfig, read_config
 from plates.serving.photo_input import Photo, photo_input, photo_pixels
 from plates.serving.pipeline import Plates, RecognitionSettings, recognize
 from plates.serving.triton_adapter import set_intra_op_threads
@@ -30,8 +30,11 @@ STAGES = ("decoding", "detector", "crops", "stn", "lprnet", "lprnet_rows", "read
 
 
 class StageTimer:
-    def __init__(self) -> None:
+    """Seconds by stage. On a GPU a stage ends when its kernels have: torch returns before they run."""
+
+    def __init__(self, device: torch.device) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
+        self.device = device
 
     @contextmanager
     def __call__(self, stage: str) -> Iterator[None]:
@@ -39,15 +42,30 @@ class StageTimer:
         try:
             yield
         finally:
+            if self.device.type == "cuda":
+                torch.cuda.synchronize(self.device)
             self.seconds[stage] += time.perf_counter() - start
 
 
+def config_device(config: ModelConfig) -> torch.device:
+    """The device Triton gives a model's first instance: KIND_GPU the first GPU, KIND_CPU the CPU, KIND_AUTO (or no
+    instance group) the first GPU where there is one."""
+    groups = config.raw.get("instance_group") or [{}]
+    kind = groups[0].get("kind", "KIND_AUTO")
+    if kind == "KIND_GPU" or (kind == "KIND_AUTO" and torch.cuda.is_available()):
+        return torch.device("cuda:0")
+    return torch.device("cpu")
+
+
 class InProcessPipeline:
+    """On the device the repository's yolo config puts its instance, as Triton would."""
+
     def __init__(self, repository: Path = DEFAULT_REPOSITORY) -> None:
-        self.device = torch.device("cpu")
         self.settings = RecognitionSettings.from_config(read_config(repository / "plate_recognition" / "config.pbtxt"))
         yolo = repository / "yolo"
-        self.detector = DetectorModel(read_config(yolo / "config.pbtxt"), yolo / "1", self.device)
+        yolo_config = read_config(yolo / "config.pbtxt")
+        self.device = config_device(yolo_config)
+        self.detector = DetectorModel(yolo_config, yolo / "1", self.device)
         self.networks = {
             name: torch.jit.load(str(repository / name / "1" / "model.pt"), map_location=self.device).eval()
             for name in ("stn", "lprnet", "lprnet_rows")
@@ -57,7 +75,7 @@ class InProcessPipeline:
     def recognize(self, data: bytes) -> tuple[Plates, dict[str, float]]:
         """The plates of a photo's file, as plate_recognition answers its `image_bytes`, and the seconds each stage
         took (STAGES)."""
-        timer = StageTimer()
+        timer = StageTimer(self.device)
         start = time.perf_counter()
 
         def infer(model: str, inputs: Photo, outputs: list[str]) -> dict[str, torch.Tensor]:

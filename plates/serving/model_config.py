@@ -121,3 +121,10 @@ def nonnegative_float(text: str) -> float:
     if not value >= 0.0:  # NaN too
         raise ValueError("must be a number, 0 or more")
     return value
+
+
+def yes_no(text: str) -> bool:
+    """"yes" or "no", as Triton's own parameters say it (FORCE_CPU_ONLY_INPUT_TENSORS)."""
+    if text not in ("yes", "no"):
+        raise ValueError('must be "yes" or "no"')
+    return text == "yes"

@@ -194,7 +194,7 @@ def test_the_onnx_detector_runs_on_the_threads_asked_which_sleep_when_idle():
     from plates.export import DEFAULT_REPOSITORY
 
     detector = PlateDetector(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx", threads=1)
-    options = detector.onnx.session.session.get_session_options()
+    options = detector.network.session.session.get_session_options()
     assert options.intra_op_num_threads == 1
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
 
@@ -246,7 +246,7 @@ def test_the_openvino_detector_runs_at_the_precision_and_on_the_threads_asked():
               {"f32"} if "avx512f" not in flags else {"f32", "bf16"}}
     for precision, expected in ran_as.items():
         detector = PlateDetector(onnx, threads=1, runtime="openvino", precision=precision)
-        compiled = detector.onnx.session.compiled
+        compiled = detector.network.session.compiled
         assert compiled.get_property("INFERENCE_NUM_THREADS") == 1
         assert compiled.get_property("INFERENCE_PRECISION_HINT").to_string() in expected
         assert detector.precision in expected

@@ -1,4 +1,5 @@
-"""The detector's ONNX export run without Ultralytics' predictor (plates.onnx_detector) against the predictor itself."""
+"""The detector run without Ultralytics' predictor, its ONNX export (plates.onnx_detector) and its PyTorch weights
+(plates.torch_detector), against the predictor itself."""
 
 from __future__ import annotations
 
@@ -55,6 +56,26 @@ def test_the_onnx_detector_finds_the_predictors_boxes_scores_and_rows(photos, ru
             np.testing.assert_array_equal(lines, expected.cls.numpy().astype(np.int64) + 1)
             rows.extend(lines.tolist())
     assert rows.count(1) >= len(photos) and 2 in rows  # plates of both classes were compared
+
+
+def test_the_torch_detector_finds_the_predictors_boxes_scores_and_rows(photos, tmp_path):
+    import torch
+    from ultralytics import YOLO
+
+    from plates.torch_detector import TorchDetector
+
+    weights = DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.pt"
+    predictor = YOLO(str(weights), task="detect")
+    # On the CPU there is no graph to record: the same eager passes.
+    detector = TorchDetector(weights, torch.device("cpu"), cuda_graphs=True)
+    assert not detector.session.cuda_graphs
+    for index, image in enumerate(photos):
+        expected = predictor.predict(image, imgsz=608, conf=0.2, iou=0.5, agnostic_nms=True, max_det=100,
+                                     verbose=False, project=str(tmp_path), name="predict")[0].boxes
+        boxes, scores, lines = detector.look(image, 608, 0.2, iou=0.5, max_det=100)
+        np.testing.assert_allclose(boxes, expected.xyxy.numpy(), atol=0.01, err_msg=f"photo {index}")
+        np.testing.assert_allclose(scores, expected.conf.numpy(), atol=1e-4, err_msg=f"photo {index}")
+        np.testing.assert_array_equal(lines, expected.cls.numpy().astype(np.int64) + 1)
 
 
 def test_a_photo_is_letterboxed_to_the_stride_padded_rectangle_and_made_rgb_planes_from_0_to_1():
