@@ -13,7 +13,6 @@ import logging
 import sys
 
 from plates.exceptions import PlatesError
-from plates.gateway import server
 from plates.gateway.settings import add_arguments, settings_from
 
 HELP = "serve the public HTTP API (Plate Recognizer's Snapshot API, CodeProject.AI's ALPR) in front of Triton"
@@ -27,6 +26,9 @@ def add_gateway_parser(subparsers: argparse._SubParsersAction) -> argparse.Argum
 
 
 def run_gateway(args: argparse.Namespace) -> int:
+    # Here, not at the top: the other commands list this one's flags, and need not load its web server to do so.
+    from plates.gateway import server
+
     settings = settings_from(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # Its warnings repeat what the access log's line already says of a malformed form (refused=invalid_form).

@@ -4,6 +4,7 @@ watch a camera or video."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import signal
 import sys
 from pathlib import Path
@@ -60,6 +61,15 @@ def serve(args: argparse.Namespace) -> int:
             gateway.stop()
 
 
+# The commands beside serve: each one's module and the function that adds its parser, in the order help lists them.
+COMMANDS = {
+    "gateway": ("plates.cli.gateway", "add_gateway_parser"),
+    "eval": ("plates.cli.evaluate", "add_eval_parser"),
+    "bench": ("plates.cli.bench", "add_bench_parser"),
+    "watch": ("plates.cli.watch", "add_watch_parser"),
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["gateway"]:
@@ -68,10 +78,6 @@ def main(argv: list[str] | None = None) -> int:
         from plates.cli.gateway import main as gateway
 
         return gateway(argv[1:])
-    from plates.cli.bench import add_bench_parser
-    from plates.cli.evaluate import add_eval_parser
-    from plates.cli.gateway import add_gateway_parser
-    from plates.cli.watch import add_watch_parser
     from plates.export import DEFAULT_REPOSITORY
 
     parser = argparse.ArgumentParser(prog="plates", description="Russian licence-plate recognition on Triton.")
@@ -93,10 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     serve_parser.add_argument("--repository", type=Path, default=DEFAULT_REPOSITORY)
     serve_parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for readiness")
     serve_parser.set_defaults(run=serve)
-    add_gateway_parser(commands)
-    add_eval_parser(commands)
-    add_bench_parser(commands)
-    add_watch_parser(commands)
+    # A command's module, and what it imports (the gateway's web server, watch's MQTT client), loads only where that
+    # command runs, or where every command is listed (--help).
+    named = argv[0] if argv[:1] and argv[0] in COMMANDS else None
+    for name, (module, add_parser) in COMMANDS.items():
+        if named in (None, name):
+            getattr(importlib.import_module(module), add_parser)(commands)
 
     args = parser.parse_args(argv)
     try:
