@@ -14,5 +14,5 @@ if ! poetry --version 2>/dev/null | grep -q "$POETRY_VERSION"; then
   export PATH="$POETRY_HOME/bin:$PATH"
 fi
 
-poetry install --no-interaction
+poetry install --no-interaction --all-extras
 poetry run python convert/build_model_repository.py
