@@ -25,8 +25,9 @@ RUN pip install --no-cache-dir poetry==2.5.1 poetry-plugin-export==1.10.1
 COPY pyproject.toml poetry.lock README.md ./
 COPY plates/ plates/
 # --only main: nvidia-pytriton (group local) brings its own tritonserver and must not land here; nor dev tools.
+# --extras server: the image serves, so it takes PyTorch, Ultralytics and OpenVINO beside the client side.
 # poetry export fails if poetry.lock is stale against pyproject.toml, so the image cannot drift from the lock.
-RUN poetry export --only main --format requirements.txt --output requirements.txt \
+RUN poetry export --only main --extras server --format requirements.txt --output requirements.txt \
     && poetry build --format wheel --output dist
 
 FROM ${TRITON_BASE}
@@ -87,7 +88,7 @@ USER 1000:1000
 EXPOSE 8080
 # The deep check: every model answers a small request (Triton 2.51 keeps saying ready after a model's stub died).
 HEALTHCHECK --interval=10s --timeout=10s --start-period=180s --retries=2 \
-    CMD ["python3", "-m", "plates.server.health", "--url", "localhost:8000"]
+    CMD ["python3", "-m", "plates.client.health", "--url", "localhost:8000"]
 # The gateway listens beyond the loopback here, so it needs API keys (PLATES_GATEWAY_KEYS, or the file named by
 # PLATES_GATEWAY_KEYS_FILE): without any, the supervisor refuses to start (docs/deploy.md).
 ENV PLATES_GATEWAY_HOST=0.0.0.0

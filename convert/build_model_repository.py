@@ -14,8 +14,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from plates.build.paths import DEFAULT_REPOSITORY
+from plates.build.repository import INSTANCE_KINDS, RECOGNIZERS, build_model_repository
 from plates.exceptions import PlatesError
-from plates.export import DEFAULT_REPOSITORY, INSTANCE_KINDS, RECOGNIZERS, build_model_repository
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,7 +27,9 @@ def main(argv: list[str] | None = None) -> int:
         "--instance-kind", choices=sorted(INSTANCE_KINDS), default="auto", help="pin every model to GPU or CPU"
     )
     parser.add_argument(
-        "--recognizer", choices=sorted(RECOGNIZERS), default="plates",
+        "--recognizer",
+        choices=sorted(RECOGNIZERS),
+        default="plates",
         help="STN and LPRNet weights: the project's own (weights/plates_*.pt) or the pretrained reference",
     )
     args = parser.parse_args(argv)

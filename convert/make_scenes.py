@@ -25,12 +25,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from plates.build.paths import PROJECT_ROOT
 from plates.recognition.crops import CROP_HEIGHT, CROP_WIDTH, SERVED_VARIANTS, cut_crops, side_by_side
 from plates.training import synthetic
 from plates.training.by_eye import load_labels
 from plates.training.scene_set import KINDS, Counts, counts_of, write_scene_set
 from plates.training.scenes import EXTRA_PLATES, TWO_LINE, load_photos, split_photos
-from plates.weights import PROJECT_ROOT
 
 SHARED = PROJECT_ROOT.parent / "shared" / "data"
 LABELS = sorted((PROJECT_ROOT / "labels").glob("*.json"))
@@ -45,15 +45,27 @@ def write(args) -> int:
     photos = load_photos(args.detect, args.rfplates, args.e2e, labels, SHARED, log=lambda line: print(line, flush=True))
     splits = split_photos(photos, args.val_share)
     counts = counts_of(Counts(args.scenes, args.closeups, args.backgrounds), args.val_share)
-    print(f"photos: {len(splits['train'])} train, {len(splits['val'])} val ({time.perf_counter() - started:.0f} s)",
-          flush=True)
+    print(
+        f"photos: {len(splits['train'])} train, {len(splits['val'])} val ({time.perf_counter() - started:.0f} s)",
+        flush=True,
+    )
     started = time.perf_counter()
-    records = write_scene_set(splits, args.out, counts, args.seed, args.processes, originals=not args.no_originals,
-                              extra_plates=args.extra_plates, log=lambda line: print(line, flush=True))
+    records = write_scene_set(
+        splits,
+        args.out,
+        counts,
+        args.seed,
+        args.processes,
+        originals=not args.no_originals,
+        extra_plates=args.extra_plates,
+        log=lambda line: print(line, flush=True),
+    )
     seconds = time.perf_counter() - started
     made = sum(record["kind"] != "photo" for record in records)
-    print(f"wrote {args.out}: {made} scenes in {seconds:.0f} s ({seconds / max(made, 1) * 1000:.0f} ms a scene, "
-          f"{args.processes} process(es)), {len(records) - made} photos linked")
+    print(
+        f"wrote {args.out}: {made} scenes in {seconds:.0f} s ({seconds / max(made, 1) * 1000:.0f} ms a scene, "
+        f"{args.processes} process(es)), {len(records) - made} photos linked"
+    )
     return 0
 
 
@@ -86,8 +98,9 @@ def sheet(args) -> int:
             image = cv2.imread(str(args.out / record["image"]))
             thickness = max(1, round(max(image.shape[:2]) / 500))
             for plate in record["plates"]:
-                colour = COLOURS["photo" if plate["style"] is None else
-                                 "two-line" if plate["class"] == TWO_LINE else "one-line"]
+                colour = COLOURS[
+                    "photo" if plate["style"] is None else "two-line" if plate["class"] == TWO_LINE else "one-line"
+                ]
                 x1, y1, x2, y2 = (round(v) for v in plate["box"])
                 cv2.rectangle(image, (x1, y1), (x2, y2), colour, thickness)
             tiles.append(_tile(image, 480))
@@ -114,8 +127,13 @@ def plates(args) -> int:
         rows.append((_fit(cut, 300, 180), side_by_side(cut), f"{label.text} (real)"))
     lines = []
     for flat, line, text in rows:
-        line = cv2.resize(cv2.resize(line, (CROP_WIDTH, CROP_HEIGHT), interpolation=cv2.INTER_CUBIC), None, fx=4,
-                          fy=4, interpolation=cv2.INTER_NEAREST)
+        line = cv2.resize(
+            cv2.resize(line, (CROP_WIDTH, CROP_HEIGHT), interpolation=cv2.INTER_CUBIC),
+            None,
+            fx=4,
+            fy=4,
+            interpolation=cv2.INTER_NEAREST,
+        )
         canvas = np.full((190, 300 + 10 + line.shape[1], 3), 255, np.uint8)
         canvas[5 : 5 + flat.shape[0], : flat.shape[1]] = flat
         canvas[5 : 5 + line.shape[0], 310:] = line
@@ -123,8 +141,10 @@ def plates(args) -> int:
         lines.append(canvas)
     picture = _grid(lines, 2)
     cv2.imwrite(str(args.sheet), picture)
-    print(f"wrote {args.sheet}: rendered two-line plates and {len(labels)} real ones, each beside its side-by-side "
-          "input as the recognizer sees it (94x24, shown 4x)")
+    print(
+        f"wrote {args.sheet}: rendered two-line plates and {len(labels)} real ones, each beside its side-by-side "
+        "input as the recognizer sees it (94x24, shown 4x)"
+    )
     return 0
 
 
@@ -133,7 +153,7 @@ def closeups(args) -> int:
     (a per-plate text, or a photo-level one of its single box), a window of the photo that one of its plates fills 30
     to 60 % of (plates.training.scenes.closeup, the rule of the training close-ups, whose narrowest plate is 60 px),
     with every plate the window shows."""
-    from plates.evaluation import load_manifest
+    from plates.evaluation.manifests import load_manifest
     from plates.training.scenes import Photo, ScenePlate, closeup
 
     out = args.out
@@ -150,12 +170,15 @@ def closeups(args) -> int:
             continue
         name = f"{number:04d}_{labelled.image.stem}.jpg"
         cv2.imwrite(str(out / name), scene.image, [cv2.IMWRITE_JPEG_QUALITY, 95])
-        entries.append({"image": name, "plates": [{"box": [float(v) for v in p.box], "text": p.text}
-                                                  for p in scene.plates]})
+        entries.append(
+            {"image": name, "plates": [{"box": [float(v) for v in p.box], "text": p.text} for p in scene.plates]}
+        )
     (out / "closeups.json").write_text(json.dumps(entries, indent=1))
     texts = sum(p["text"] is not None for entry in entries for p in entry["plates"])
-    print(f"wrote {out / 'closeups.json'}: {len(entries)} close-ups, {texts} texts ({skipped} photos whose plates are "
-          "all narrower than the minimum left out)")
+    print(
+        f"wrote {out / 'closeups.json'}: {len(entries)} close-ups, {texts} texts ({skipped} photos whose plates are "
+        "all narrower than the minimum left out)"
+    )
     return 0
 
 
@@ -171,10 +194,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="where to write (runs/scenes; closeups: runs/closeups)")
     parser.add_argument("--scenes", type=int, default=4000, help="pasted scenes, train and val together")
     parser.add_argument("--closeups", type=int, default=1000, help="close-ups, train and val together")
-    parser.add_argument("--backgrounds", type=int, default=0,
-                        help="windows beside a plate that show none (empty labels), train and val together")
-    parser.add_argument("--extra-plates", type=int, default=EXTRA_PLATES,
-                        help="at most this many rendered plates a pasted scene draws where no plate is")
+    parser.add_argument(
+        "--backgrounds",
+        type=int,
+        default=0,
+        help="windows beside a plate that show none (empty labels), train and val together",
+    )
+    parser.add_argument(
+        "--extra-plates",
+        type=int,
+        default=EXTRA_PLATES,
+        help="at most this many rendered plates a pasted scene draws where no plate is",
+    )
     parser.add_argument("--val-share", type=float, default=0.1, help="of photo groups (and of scenes) for val")
     parser.add_argument("--no-originals", action="store_true", help="leave the photos themselves out of the set")
     parser.add_argument("--labels", type=Path, nargs="*", default=LABELS, help="plates read by eye (labels/*.json)")

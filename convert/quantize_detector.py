@@ -2,11 +2,11 @@
 
     poetry run python convert/quantize_detector.py        # calibrated on 64 training photos of runs/scenes2
 
-The export is the one the build makes (plates.export.export_detector); the calibration photos are drawn with a fixed
-seed from --photos, which must hold training photos only, never those the project measures itself on
+The export is the one the build makes (plates.build.repository.export_detector); the calibration photos are drawn with a
+fixed seed from --photos, which must hold training photos only, never those the project measures itself on
 (`runs/scenes2/images/train`: convert/make_scenes.py, docs/scenes.md). The file records the SHA-256 of the weights it
-was made from, so a test fails when the detector changes and this file is not made again; its own SHA-256 then goes
-into plates/weights.py.
+was made from, so a test fails when the detector changes and this file is not made again; its own SHA-256 then goes into
+plates/build/weights.py.
 """
 
 from __future__ import annotations
@@ -17,16 +17,18 @@ import sys
 import tempfile
 from pathlib import Path
 
-from plates.detection import INT8_FILE
-from plates.export import DETECTOR_FILE, export_detector
-from plates.quantization import QUANTIZED_FROM, calibration_photos, quantize_detector
-from plates.weights import PROJECT_ROOT, find_weights, sha256_of
+from plates.build.paths import PROJECT_ROOT
+from plates.build.quantization import QUANTIZED_FROM, calibration_photos, quantize_detector
+from plates.build.repository import DETECTOR_FILE, export_detector
+from plates.build.weights import find_weights, sha256_of
+from plates.detection.detector import INT8_FILE
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--photos", type=Path, default=Path("runs/scenes2/images/train"),
-                        help="the training photos to calibrate on")  # fmt: skip
+    parser.add_argument(
+        "--photos", type=Path, default=Path("runs/scenes2/images/train"), help="the training photos to calibrate on"
+    )
     parser.add_argument("--count", type=int, default=64, help="how many of them")
     parser.add_argument("--imgsz", type=int, default=608, help="the size the detector is served at")
     parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "weights" / INT8_FILE)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import cv2
 
+from plates.build.paths import PROJECT_ROOT
 from plates.training.by_eye import (
     TILES_PER_SHEET,
     Label,
@@ -38,7 +39,6 @@ from plates.training.by_eye import (
     sheet,
     yolo_tiles,
 )
-from plates.weights import PROJECT_ROOT
 
 DATA = PROJECT_ROOT.parent / "shared" / "data"
 WORK = PROJECT_ROOT / "runs" / "by_eye"
@@ -71,7 +71,7 @@ METHOD = (
 
 def tiles(source: str) -> list[Tile]:
     # Both import torch: only when the tiles are first listed, not for every check of a typed file.
-    from plates.evaluation import load_yolo
+    from plates.evaluation.manifests import load_yolo
     from plates.training.real_plates import training_photos
 
     prefix = PREFIXES[source]
@@ -88,8 +88,9 @@ def all_tiles() -> dict[str, Tile]:
     cache = WORK / "tiles.json"
     if cache.is_file():
         rows = json.loads(cache.read_text())
-        return {row["id"]: Tile(row["id"], row["image"], None if row["box"] is None else tuple(row["box"]))
-                for row in rows}
+        return {
+            row["id"]: Tile(row["id"], row["image"], None if row["box"] is None else tuple(row["box"])) for row in rows
+        }
     known = {tile.id: tile for source in PREFIXES for tile in tiles(source)}
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps([{"id": t.id, "image": t.image, "box": t.box} for t in known.values()], indent=0))
@@ -189,8 +190,10 @@ def merge(args) -> int:
         source_tiles = [tile for tile in known.values() if tile.id.startswith(prefix)]
         missing = [tile.id for tile in source_tiles if tile.id not in readings]
         labels = [Label(t.image, t.box, *readings[t.id]) for t in source_tiles if t.id in readings]
-        counts = {status: sum(label.status == status for label in labels) for status in
-                  ("read", "doubt", "illegible", "foreign", "notplate")}
+        counts = {
+            status: sum(label.status == status for label in labels)
+            for status in ("read", "doubt", "illegible", "foreign", "notplate")
+        }
         about = {**ABOUT[source], "method": METHOD, "counts": counts}
         save_labels(labels, LABELS / f"{source}.json", about)
         print(f"{source}: {len(labels)} of {len(source_tiles)} plates labelled ({len(missing)} not yet read): {counts}")
@@ -199,16 +202,16 @@ def merge(args) -> int:
 
 def recognize(args) -> int:
     """Each tile read by a recognizer as served (its two cuts voted): runs/by_eye/readers/NAME.json, the hints that
-    `disputes` holds the readings against. --recognizer names the weights (plates.export.RECOGNIZERS)."""
+    `disputes` holds the readings against. --recognizer names the weights (plates.build.repository.RECOGNIZERS)."""
     import numpy as np
     import torch
 
-    from plates.export import RECOGNIZERS, load_network
+    from plates.build.repository import RECOGNIZERS, load_network
+    from plates.build.weights import find_weights
     from plates.nets import LPRNet, SpatialTransformer
     from plates.recognition.crops import SERVED_VARIANTS, crop_box, cut_crops, normalize
     from plates.recognition.ctc import read_plates, vote
     from plates.training.augment import tight_as_photo
-    from plates.weights import find_weights
 
     names = RECOGNIZERS[args.recognizer]
     stn = load_network(SpatialTransformer, find_weights(names["stn"]))
@@ -262,8 +265,10 @@ def disputes(args) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
     for number, start in enumerate(range(0, len(disputed), DISPUTES_PER_SHEET)):
-        rows = [dispute_picture(known[tile_id], DATA, list(rng.permutation(options)))
-                for tile_id, options in disputed[start : start + DISPUTES_PER_SHEET]]
+        rows = [
+            dispute_picture(known[tile_id], DATA, list(rng.permutation(options)))
+            for tile_id, options in disputed[start : start + DISPUTES_PER_SHEET]
+        ]
         cv2.imwrite(str(folder / f"disputes_{number:03d}.png"), np.concatenate(rows))
     print(f"{len(disputed)} plates to look at again on {number + 1} sheets in {folder}")
     return 0
@@ -293,8 +298,10 @@ def manifest(args) -> int:
     ]
     out = args.out or WORK / f"{args.split}.json"
     out.write_text(json.dumps(entries, indent=1))
-    print(f"wrote {out}: {len(entries)} photos, {sum(p['text'] is not None for e in entries for p in e['plates'])} "
-          f"texts of the {args.split} split")
+    print(
+        f"wrote {out}: {len(entries)} photos, {sum(p['text'] is not None for e in entries for p in e['plates'])} "
+        f"texts of the {args.split} split"
+    )
     return 0
 
 
@@ -309,8 +316,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="manifest: where to write it (runs/by_eye/SPLIT.json)")
     args = parser.parse_args(argv)
     try:
-        return {"sheets": make_sheets, "show": show, "check": check, "recognize": recognize, "disputes": disputes, "merge": merge,
-                "manifest": manifest}[args.verb](args)
+        return {
+            "sheets": make_sheets,
+            "show": show,
+            "check": check,
+            "recognize": recognize,
+            "disputes": disputes,
+            "merge": merge,
+            "manifest": manifest,
+        }[args.verb](args)
     except ReadingError as error:
         print(f"error: {error}", file=sys.stderr)
         return 65

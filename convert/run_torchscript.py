@@ -3,7 +3,7 @@
     python convert/run_torchscript.py INPUTS.pt OUTPUTS.pt MODEL.pt [MODEL.pt ...]
 
 INPUTS.pt holds one tensor; each model runs on it in turn (stn, then lprnet on stn's output), and OUTPUTS.pt holds
-every model's output, in order. tests/unit/test_libtorch.py runs it with the production libtorch's stand-in
+every model's output, in order. tests/integration/test_libtorch.py runs it with the production libtorch's stand-in
 (scripts/libtorch-venv.sh) to prove the files torch 2.5.1 writes load and compute the same there. Only torch is
 imported: that venv has nothing else.
 """

@@ -29,8 +29,10 @@ import cv2
 import numpy as np
 import torch
 
-from plates.evaluation import SMALL_WIDTH
-from plates.export import RECOGNIZERS, TWO_LINE_RECOGNIZER, load_network
+from plates.build.paths import PROJECT_ROOT
+from plates.build.repository import RECOGNIZERS, TWO_LINE_RECOGNIZER, load_network
+from plates.build.weights import find_weights, sha256_of
+from plates.evaluation.scoring import SMALL_WIDTH
 from plates.nets import LPRNet, SpatialTransformer
 from plates.recognition.crops import TWO_LINE_LAYOUTS
 from plates.training.augment import ENLARGE_SHARE
@@ -39,7 +41,6 @@ from plates.training.dataset import TWO_LINE_SHARE, CropSet, background_photos, 
 from plates.training.real_plates import check_trainable, held_out_looks, held_out_photos, real_plates, split_of
 from plates.training.scene_set import rendered_plates
 from plates.training.trainer import TrainSettings, load_checkpoint, train, validate
-from plates.weights import PROJECT_ROOT, find_weights, sha256_of
 
 SHARED = PROJECT_ROOT.parent / "shared" / "data"
 LABELS = sorted((PROJECT_ROOT / "labels").glob("*.json"))
@@ -72,35 +73,61 @@ def datasets(args) -> tuple[CropSet, CropSet, dict[str, CropSet]]:
         plates = [p for p in plates if p.lines == 2]
     train_plates = [p for p in plates if split_of(p.text) == "train"]
     val_plates = [p for p in plates if split_of(p.text) == "val"]
-    print(f"real plates read by eye: {len(train_plates)} to train on, {len(val_plates)} to validate, "
-          f"{len(plates) - len(train_plates) - len(val_plates)} held out for testing", flush=True)
+    print(
+        f"real plates read by eye: {len(train_plates)} to train on, {len(val_plates)} to validate, "
+        f"{len(plates) - len(train_plates) - len(val_plates)} held out for testing",
+        flush=True,
+    )
     backgrounds = background_photos(args.detect, args.e2e)
     layout = args.two_line
     two_line_share = 1.0 if args.two_line_only else TWO_LINE_SHARE
-    sets = [cached(out / "real.npz", lambda: real_set(train_plates, args.real_cuts, args.seed, layout=layout))
-            ] if train_plates else []
+    sets = (
+        [cached(out / "real.npz", lambda: real_set(train_plates, args.real_cuts, args.seed, layout=layout))]
+        if train_plates
+        else []
+    )
     if args.scenes:
-        sets.append(cached(out / "scenes.npz", lambda: real_set(rendered_plates(args.scenes, "train"),
-                                                                  args.scene_cuts, args.seed + 3, layout=layout)))
+        sets.append(
+            cached(
+                out / "scenes.npz",
+                lambda: real_set(rendered_plates(args.scenes, "train"), args.scene_cuts, args.seed + 3, layout=layout),
+            )
+        )
     real = mixed(sets, args.seed) if len(sets) > 1 else sets[0]
-    synthetic = cached(out / "synthetic.npz", lambda: synthetic_set(
-        args.synthetic, args.seed, backgrounds, enlarge_share=args.enlarge_share, layout=layout,
-        two_line_share=two_line_share))
+    synthetic = cached(
+        out / "synthetic.npz",
+        lambda: synthetic_set(
+            args.synthetic,
+            args.seed,
+            backgrounds,
+            enlarge_share=args.enlarge_share,
+            layout=layout,
+            two_line_share=two_line_share,
+        ),
+    )
     validations = {}
     if not args.two_line_only:
-        validations["real-val"] = cached(out / "real_val.npz", lambda: real_set(val_plates, 1, args.seed + 1,
-                                                                                augment=False, layout=layout))
-        validations["real-val-aug"] = cached(out / "real_val_aug.npz", lambda: real_set(val_plates, 4, args.seed + 2,
-                                                                                        layout=layout))
-    validations["synthetic-val"] = cached(out / "synthetic_val.npz", lambda: synthetic_set(
-        args.synthetic_val, args.seed + 1, backgrounds, layout=layout, two_line_share=two_line_share))
+        validations["real-val"] = cached(
+            out / "real_val.npz", lambda: real_set(val_plates, 1, args.seed + 1, augment=False, layout=layout)
+        )
+        validations["real-val-aug"] = cached(
+            out / "real_val_aug.npz", lambda: real_set(val_plates, 4, args.seed + 2, layout=layout)
+        )
+    validations["synthetic-val"] = cached(
+        out / "synthetic_val.npz",
+        lambda: synthetic_set(
+            args.synthetic_val, args.seed + 1, backgrounds, layout=layout, two_line_share=two_line_share
+        ),
+    )
     if args.scenes:  # read as served, from the plate's own box: all of them, and those a reader could read
         two_line = rendered_plates(args.scenes, "val")
         wide = [plate for plate in two_line if plate.box[2] - plate.box[0] >= SMALL_WIDTH]
-        validations["two-line-val"] = cached(out / "scenes_val.npz",
-                                             lambda: real_set(two_line, 1, args.seed + 4, augment=False, layout=layout))
+        validations["two-line-val"] = cached(
+            out / "scenes_val.npz", lambda: real_set(two_line, 1, args.seed + 4, augment=False, layout=layout)
+        )
         validations[f"two-line-val-{SMALL_WIDTH:g}px"] = cached(
-            out / "scenes_val_wide.npz", lambda: real_set(wide, 1, args.seed + 4, augment=False, layout=layout))
+            out / "scenes_val_wide.npz", lambda: real_set(wide, 1, args.seed + 4, augment=False, layout=layout)
+        )
     return real, synthetic, validations
 
 
@@ -108,9 +135,11 @@ def sheet(args) -> int:
     """Synthetic crops beside real ones, as the recognizer sees them (94x24, shown 2x)."""
     real, synthetic, _ = datasets(args)
     rng = np.random.default_rng(args.seed)
+
     def grid(images: np.ndarray, rows: int, cols: int) -> np.ndarray:
         picked = images[rng.choice(len(images), rows * cols, replace=False)]
         return np.concatenate([np.concatenate(list(picked[r * cols : (r + 1) * cols]), 1) for r in range(rows)])
+
     gap = np.full((12 * 24, 8, 3), 255, np.uint8)
     picture = np.concatenate([grid(synthetic.images, 12, 4), gap, grid(real.images, 12, 4)], 1)
     picture = cv2.resize(picture, None, fx=2, fy=2, interpolation=cv2.INTER_NEAREST)
@@ -127,8 +156,10 @@ def starting_networks(init: str, wide: bool = False) -> tuple[torch.nn.Module, t
         return SpatialTransformer(), LPRNet(wide=wide)
     if init in WEIGHT_SETS:  # the project's committed weights
         files = WEIGHT_SETS[init]
-        stn, lprnet = (load_network(SpatialTransformer, find_weights(files["stn"])),
-                       load_network(LPRNet, find_weights(files["lprnet"])))
+        stn, lprnet = (
+            load_network(SpatialTransformer, find_weights(files["stn"])),
+            load_network(LPRNet, find_weights(files["lprnet"])),
+        )
     else:  # a checkpoint of an earlier run: this one goes on from its networks
         stn, lprnet = load_checkpoint(Path(init))
     if wide and not lprnet.architecture["wide"]:  # the same layers: its weights, 39 frames
@@ -142,9 +173,14 @@ def run_training(args) -> int:
     torch.set_num_threads(args.threads)
     real, synthetic, validations = datasets(args)
     stn, lprnet = starting_networks(args.init, args.wide)
-    settings = TrainSettings(epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
-                             synthetic_per_epoch=args.synthetic_per_epoch, real_per_epoch=args.real_per_epoch,
-                             seed=args.seed)
+    settings = TrainSettings(
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        lr=args.lr,
+        synthetic_per_epoch=args.synthetic_per_epoch,
+        real_per_epoch=args.real_per_epoch,
+        seed=args.seed,
+    )
     train(stn, lprnet, real, synthetic, validations, args.out, settings, log=lambda line: print(line, flush=True))
     return 0
 
@@ -171,7 +207,7 @@ def export(args) -> int:
         if name == "lprnet" and state.get("architecture"):
             weights["architecture"] = state["architecture"]
         torch.save(weights, path)
-        print(f"wrote {path}: epoch {state['epoch']}, SHA-256 {sha256_of(path)} (record it in plates/weights.py)")
+        print(f"wrote {path}: epoch {state['epoch']}, SHA-256 {sha256_of(path)} (record it in plates/build/weights.py)")
     return 0
 
 
@@ -183,40 +219,69 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--e2e", type=Path, default=SHARED / "e2e.json", help="photos never to train on")
     parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "runs" / "recognizer")
     parser.add_argument("--sheet", type=Path, default=PROJECT_ROOT / "docs" / "recognizer.sheet.png")
-    parser.add_argument("--init", default="pretrained",
-                        help="pretrained, scratch, the committed weights (plates, rows), or a checkpoint (last.pt) to "
-                        "go on from")
-    parser.add_argument("--wide", action="store_true",
-                        help="an LPRNet of 39 frames, not 18 (plates.nets.lprnet); from --init of 18, its weights")
+    parser.add_argument(
+        "--init",
+        default="pretrained",
+        help="pretrained, scratch, the committed weights (plates, rows), or a checkpoint (last.pt) to go on from",
+    )
+    parser.add_argument(
+        "--wide",
+        action="store_true",
+        help="an LPRNet of 39 frames, not 18 (plates.nets.lprnet); from --init of 18, its weights",
+    )
     parser.add_argument("--epochs", type=int, default=TrainSettings.epochs)
     parser.add_argument("--batch-size", type=int, default=TrainSettings.batch_size)
     parser.add_argument("--lr", type=float, default=TrainSettings.lr)
     parser.add_argument("--synthetic", type=int, default=60000, help="synthetic crops rendered")
     parser.add_argument("--synthetic-val", type=int, default=2000, help="synthetic crops read after each epoch")
     parser.add_argument("--synthetic-per-epoch", type=int, default=TrainSettings.synthetic_per_epoch)
-    parser.add_argument("--enlarge-share", type=float, default=ENLARGE_SHARE,
-                        help="share of synthetic plates made as a small photo enlarged to the frame")
+    parser.add_argument(
+        "--enlarge-share",
+        type=float,
+        default=ENLARGE_SHARE,
+        help="share of synthetic plates made as a small photo enlarged to the frame",
+    )
     parser.add_argument("--real-cuts", type=int, default=12, help="augmented cuts of each real plate")
-    parser.add_argument("--scenes", type=Path, help="a scene set (convert/make_scenes.py) whose rendered two-line "
-                        "plates are trained on (its train split) and read after each epoch (its val split)")
-    parser.add_argument("--two-line", choices=TWO_LINE_LAYOUTS, default="side-by-side",
-                        help="a two-line plate's input: its rows side by side in one 94x24 crop, or its rows apart, "
-                        "each a 94x24 crop, their frames read on as one text (plates.recognition.rows); serve the "
-                        "weights with yolo's two_line_layout set alike. The crops cached in --out keep the layout "
-                        "they were made with")
-    parser.add_argument("--two-line-only", action="store_true",
-                        help="train on two-line plates alone (needs --scenes): the rendered ones of the scenes, those "
-                        "read by eye, and synthetic ones; lprnet_rows reads nothing else")
+    parser.add_argument(
+        "--scenes",
+        type=Path,
+        help="a scene set (convert/make_scenes.py) whose rendered two-line "
+        "plates are trained on (its train split) and read after each epoch (its val split)",
+    )
+    parser.add_argument(
+        "--two-line",
+        choices=TWO_LINE_LAYOUTS,
+        default="side-by-side",
+        help="a two-line plate's input: its rows side by side in one 94x24 crop, or its rows apart, "
+        "each a 94x24 crop, their frames read on as one text (plates.recognition.rows); serve the "
+        "weights with yolo's two_line_layout set alike. The crops cached in --out keep the layout "
+        "they were made with",
+    )
+    parser.add_argument(
+        "--two-line-only",
+        action="store_true",
+        help="train on two-line plates alone (needs --scenes): the rendered ones of the scenes, those "
+        "read by eye, and synthetic ones; lprnet_rows reads nothing else",
+    )
     parser.add_argument("--scene-cuts", type=int, default=4, help="augmented cuts of each rendered two-line plate")
-    parser.add_argument("--real-per-epoch", type=int, default=TrainSettings.real_per_epoch,
-                        help="real crops an epoch takes, in turn (0: all)")
+    parser.add_argument(
+        "--real-per-epoch",
+        type=int,
+        default=TrainSettings.real_per_epoch,
+        help="real crops an epoch takes, in turn (0: all)",
+    )
     parser.add_argument("--pretrained", action="store_true", help="validate: the reference weights, not a checkpoint")
-    parser.add_argument("--committed", action="store_true",
-                        help="validate: the committed weights --weights names, not a checkpoint")
+    parser.add_argument(
+        "--committed", action="store_true", help="validate: the committed weights --weights names, not a checkpoint"
+    )
     parser.add_argument("--checkpoint", choices=["last", "best"], default="last", help="export: which epoch's")
-    parser.add_argument("--weights", choices=sorted(WEIGHT_SETS), default="plates",
-                        help="export, validate --committed: the served recognizer's weight files, or the two-line "
-                        "rows' (model lprnet_rows)")
+    parser.add_argument(
+        "--weights",
+        choices=sorted(WEIGHT_SETS),
+        default="plates",
+        help="export, validate --committed: the served recognizer's weight files, or the two-line "
+        "rows' (model lprnet_rows)",
+    )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     return parser

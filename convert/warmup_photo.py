@@ -13,7 +13,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from plates.server.warmup import PHOTO
+from plates.build.warmup import PHOTO
 
 
 def plate_photo() -> bytes:

@@ -7,8 +7,8 @@ code. Anything else that escapes is a bug and is answered as INTERNAL / exit 70.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 
 class PlatesError(Exception):
@@ -67,8 +67,8 @@ class ReloadingError(ServerUnavailableError):
     seconds."""
 
 
-# In the message of every ReloadingError the orchestrator answers, followed by the model's name, so that a client
-# tells it from a refusal: both are HTTP 503 (plates.client raises ReloadingError again for it; the gateway counts it
+# In the message of every ReloadingError the orchestrator answers, followed by the model's name, so that a client tells
+# it from a refusal: both are HTTP 503 (plates.client.service raises ReloadingError again for it; the gateway counts it
 # as triton_reloading).
 RELOADING = "the service is reloading model"
 # What Triton 2.51 answers a call to a model that is not loaded: while it unloads or loads again, "Model 'yolo' is
@@ -123,7 +123,7 @@ def sub_model_error(model: str, message: str, exited: Callable[[], bool] = lambd
     died, is reloading: its supervisor loads it again within seconds. Triton's message says so where it can
     (not_serving); a refusal from the queue of a dead stub does not, and `exited()` looks whether a stub that served
     the model has exited since (asked only where the error is not the sub-model's own answer, which begins with its
-    name; plates.server.processes.SiblingStubs: still so once the supervisor has started the next stub, as the dead
+    name; plates.inference.stubs.SiblingStubs: still so once the supervisor has started the next stub, as the dead
     one's queue goes on refusing what it held). That comes first: a dead stub's requests wait
     on it about a second and fail, so its queue fills and refuses like a busy one's. Otherwise a refusal stays a
     refusal (503, try later)."""

@@ -14,7 +14,7 @@ poetry run plates serve --http-port "$PORT" --grpc-port $((PORT + 1)) --metrics-
 server=$!
 trap 'kill -TERM $server 2>/dev/null; wait $server 2>/dev/null || true' EXIT
 echo "starting Triton on localhost:$PORT (log: triton.log) ..." >&2
-poetry run python -c "from plates.readiness import wait_for_server; wait_for_server('localhost:$PORT', timeout=300)"
+poetry run python -c "from plates.client.readiness import wait_for_server as w; w('localhost:$PORT', timeout=300)"
 poetry run plates-client "$SAMPLE" --url "localhost:$PORT"
 curl -sS -F upload=@"$SAMPLE" "http://127.0.0.1:$GATEWAY/v1/plate-reader/"
 echo

@@ -109,7 +109,7 @@ if ! said=$("${ENGINE[@]}" run -d --name "$NAME" --user 1000:1000 --read-only --
   die "the container did not start"
 fi
 start=$(now)
-if ! poetry run python -c "from plates.readiness import wait_for_server; wait_for_server('127.0.0.1:$HTTP', timeout=600)"; then
+if ! poetry run python -c "from plates.client.readiness import wait_for_server as w; w('127.0.0.1:$HTTP', timeout=600)"; then
   "${ENGINE[@]}" logs --tail 50 "$NAME" >&2 || true
   die "the container did not become ready"
 fi

@@ -13,9 +13,9 @@ from pathlib import Path
 import torch
 import triton_python_backend_utils as pb_utils
 
-from plates.serving.model_config import ModelConfig
-from plates.serving.tensor_log import TensorLog
-from plates.serving.triton_adapter import error_response, instance_device, set_intra_op_threads, to_torch, to_triton
+from plates.inference.model_config import ModelConfig
+from plates.inference.tensor_log import TensorLog
+from plates.inference.triton_adapter import error_response, instance_device, set_intra_op_threads, to_torch, to_triton
 
 
 class TritonPythonModel:
@@ -51,8 +51,10 @@ class TritonPythonModel:
             return [error_response(pb_utils, self.name, error) for _ in requests]
         outputs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
         split = [torch.split(output, sizes) for output in outputs]
-        sent = [[to_triton(pb_utils, name, parts[k]) for name, parts in zip(self.outputs, split)]
-                for k in range(len(requests))]
+        sent = [
+            [to_triton(pb_utils, name, parts[k]) for name, parts in zip(self.outputs, split)]
+            for k in range(len(requests))
+        ]
         for tensors in sent:
             self.log.count_all("sent", tensors)
         return [pb_utils.InferenceResponse(output_tensors=tensors) for tensors in sent]

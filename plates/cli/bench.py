@@ -30,12 +30,20 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from plates.benchmark import (
+from plates.build.paths import DEFAULT_REPOSITORY
+from plates.cli.client import add_url_option
+from plates.client.gateway import PATHS as GATEWAY_PATHS
+from plates.client.gateway import GatewayClient
+from plates.client.readiness import require_ready
+from plates.client.retry import NO_RETRY, RetryPolicy
+from plates.client.service import PlatesClient
+from plates.client.threads import PerThread, ThreadLocalClients
+from plates.evaluation.timing import (
     MODELS,
-    format_outcomes,
     format_first,
-    format_run,
     format_gateway,
+    format_outcomes,
+    format_run,
     format_side_by_side,
     format_sweep,
     format_wire,
@@ -46,17 +54,10 @@ from plates.benchmark import (
     side_by_side,
     summarize,
 )
-from plates.cli.client import add_url_option
-from plates.client import PlatesClient
-from plates.client_threads import PerThread, ThreadLocalClients
 from plates.exceptions import InvalidInputError, PlatesError, naming
-from plates.export import DEFAULT_REPOSITORY
-from plates.gateway.client import PATHS as GATEWAY_PATHS
-from plates.gateway.client import GatewayClient
-from plates.photos import decode_pixels, read_photo
-from plates.readiness import require_ready
-from plates.retry import NO_RETRY, RetryPolicy
-from plates.server.processes import format_growth, memory, server_processes
+from plates.photos.decoding import decode_pixels
+from plates.photos.files import read_photo
+from plates.server.process_memory import format_growth, memory, server_processes
 
 
 def add_bench_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -72,8 +73,12 @@ def add_bench_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
         "--duration", type=float, metavar="S", help="send for S seconds per photo and level instead of --requests"
     )
     parser.add_argument(
-        "--concurrency", type=int, nargs="+", default=[1], metavar="N", help="requests in flight at once; several "
-        "levels run one after the other (default 1)"
+        "--concurrency",
+        type=int,
+        nargs="+",
+        default=[1],
+        metavar="N",
+        help="requests in flight at once; several levels run one after the other (default 1)",
     )
     parser.add_argument("--warmup", type=int, default=3, help="unmeasured requests per photo first (default 3)")
     parser.add_argument(
@@ -81,29 +86,42 @@ def add_bench_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     )
     parser.add_argument("--timeout", type=float, default=60.0, help="the client's timeout in seconds (default 60)")
     parser.add_argument(
-        "--in-process", action="store_true", help="also time each photo's file in one process, alternating with the "
-        "server, and print both side by side (--requests each, concurrency 1)"
+        "--in-process",
+        action="store_true",
+        help="also time each photo's file in one process, alternating with the "
+        "server, and print both side by side (--requests each, concurrency 1)",
     )
     parser.add_argument(
-        "--repository", type=Path, default=DEFAULT_REPOSITORY, help="the model repository --in-process runs "
-        "(default: the project's, as plates serve builds it)"
+        "--repository",
+        type=Path,
+        default=DEFAULT_REPOSITORY,
+        help="the model repository --in-process runs (default: the project's, as plates serve builds it)",
     )
     parser.add_argument(
-        "--gateway", metavar="URL", help="also time each photo's file through plates gateway at URL (such as "
-        "localhost:8080), in turns with Triton direct, and print both side by side"
+        "--gateway",
+        metavar="URL",
+        help="also time each photo's file through plates gateway at URL (such as "
+        "localhost:8080), in turns with Triton direct, and print both side by side",
     )
     parser.add_argument(
-        "--gateway-api", nargs="+", choices=sorted(GATEWAY_PATHS), default=["snapshot", "codeproject"],
+        "--gateway-api",
+        nargs="+",
+        choices=sorted(GATEWAY_PATHS),
+        default=["snapshot", "codeproject"],
         help="the gateway's APIs --gateway times, each in turns with Triton direct (default: both: Plate Recognizer's "
-        "snapshot, CodeProject.AI's codeproject)"
+        "snapshot, CodeProject.AI's codeproject)",
     )
     parser.add_argument(
-        "--cold", action="store_true", help="time the first request before the warm-up, and print it beside the "
-        "steady p50: for a server that has just said ready"
+        "--cold",
+        action="store_true",
+        help="time the first request before the warm-up, and print it beside the "
+        "steady p50: for a server that has just said ready",
     )
     parser.add_argument(
-        "--gateway-key", default=os.environ.get("PLATES_GATEWAY_KEY"), help="the token --gateway sends "
-        "(default: $PLATES_GATEWAY_KEY; none for a gateway on the loopback with no keys)"
+        "--gateway-key",
+        default=os.environ.get("PLATES_GATEWAY_KEY"),
+        help="the token --gateway sends "
+        "(default: $PLATES_GATEWAY_KEY; none for a gateway on the loopback with no keys)",
     )
     parser.set_defaults(run=run_bench)
     return parser
@@ -185,7 +203,7 @@ def run_bench(args: argparse.Namespace) -> int:
                 sent = time.perf_counter()
                 clients.recognize(first_data)
                 first_ms = (time.perf_counter() - sent) * 1000
-        for name, (data, pixels) in photos.items():
+        for name, (data, _) in photos.items():
             with naming(f"photo {name}"):
                 for _ in range(args.warmup):
                     clients.recognize(data)
@@ -254,8 +272,8 @@ def compare_gateway(args: argparse.Namespace, files: dict[str, bytes]) -> list[P
 
 def compare_in_process(args: argparse.Namespace, photos: dict[str, tuple[bytes, np.ndarray]]) -> None:
     """Each photo's file served and in this process, alternately, side by side."""
-    from plates.serving.in_process import InProcessPipeline  # loads torch and the models: only when asked
-    from plates.serving.pipeline import DETECTOR_OUTPUTS
+    from plates.inference.in_process import InProcessPipeline  # loads torch and the models: only when asked
+    from plates.inference.pipeline import DETECTOR_OUTPUTS
 
     pipeline = InProcessPipeline(args.repository)
     # Refusals are retried: the health checks of `plates serve` can take a queue's one free place for a moment (yolo

@@ -11,11 +11,12 @@ import os
 import sys
 from pathlib import Path
 
-from plates.client import Plate, PlatesClient
-from plates.drawing import make_folder, write_drawing
+from plates.client.drawing import make_folder, write_drawing
+from plates.client.readiness import require_ready
+from plates.client.service import Plate, PlatesClient
 from plates.exceptions import OutputError, PlatesError, ServerUnavailableError, naming
-from plates.photos import decode_pixels, read_photo
-from plates.readiness import require_ready
+from plates.photos.decoding import decode_pixels
+from plates.photos.files import read_photo
 
 DEFAULT_URL = "localhost:8000"
 

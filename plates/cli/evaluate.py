@@ -9,12 +9,14 @@ import argparse
 import sys
 
 from plates.cli.client import add_url_option
-from plates.client import Plate, PlatesClient
-from plates.evaluation import evaluate, format_report, format_sweep, load_manifest, report_to_json, sweep
+from plates.client.readiness import require_ready
+from plates.client.service import Plate, PlatesClient
+from plates.evaluation.manifests import load_manifest
+from plates.evaluation.report import format_report, format_sweep, report_to_json
+from plates.evaluation.scoring import evaluate, sweep
 from plates.exceptions import naming
-from plates.photos import read_image
-from plates.readiness import require_ready
-from plates.serving.model_config import unit_float
+from plates.inference.model_config import unit_float
+from plates.photos.files import read_image
 
 PROGRESS_EVERY = 10
 

@@ -17,7 +17,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    from plates.export import out_of_date, rebuild
+    from plates.build.repository import out_of_date, rebuild
     from plates.server.gateway_process import GatewayProcess
     from plates.server.launcher import LocalServer
     from plates.server.supervisor import Supervisor
@@ -27,10 +27,18 @@ def serve(args: argparse.Namespace) -> int:
     server = LocalServer(args.repository, args.http_port, args.grpc_port, args.metrics_port)
     gateway = None
     if args.gateway_port:
-        gateway = GatewayProcess([
-            "--host", args.host, "--port", str(args.gateway_port),
-            "--triton-grpc", f"127.0.0.1:{args.grpc_port}", "--triton-http", f"127.0.0.1:{args.http_port}",
-        ])  # fmt: skip
+        gateway = GatewayProcess(
+            [
+                "--host",
+                args.host,
+                "--port",
+                str(args.gateway_port),
+                "--triton-grpc",
+                f"127.0.0.1:{args.grpc_port}",
+                "--triton-http",
+                f"127.0.0.1:{args.http_port}",
+            ]
+        )
     why = out_of_date(args.repository)
     if why:
         print(f"building {args.repository} from the weights ({why}) ...", flush=True)
@@ -78,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         from plates.cli.gateway import main as gateway
 
         return gateway(argv[1:])
-    from plates.export import DEFAULT_REPOSITORY
+    from plates.build.paths import DEFAULT_REPOSITORY
 
     parser = argparse.ArgumentParser(prog="plates", description="Russian licence-plate recognition on Triton.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -93,8 +101,10 @@ def main(argv: list[str] | None = None) -> int:
         "--gateway-port", type=int, default=8080, help="the gateway's port (default 8080; 0: no gateway)"
     )
     serve_parser.add_argument(
-        "--host", default="127.0.0.1", help="the gateway's address (default 127.0.0.1; any other needs its API keys, "
-        "PLATES_GATEWAY_KEYS or PLATES_GATEWAY_KEYS_FILE); Triton listens on 127.0.0.1 only"
+        "--host",
+        default="127.0.0.1",
+        help="the gateway's address (default 127.0.0.1; any other needs its API keys, "
+        "PLATES_GATEWAY_KEYS or PLATES_GATEWAY_KEYS_FILE); Triton listens on 127.0.0.1 only",
     )
     serve_parser.add_argument("--repository", type=Path, default=DEFAULT_REPOSITORY)
     serve_parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for readiness")

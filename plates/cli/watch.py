@@ -15,22 +15,31 @@ import sys
 from pathlib import Path
 
 from plates.cli.client import add_url_option
-from plates.client_threads import ThreadLocalClients
+from plates.client.readiness import require_ready
+from plates.client.retry import PATIENT, RetryPolicy
+from plates.client.threads import ThreadLocalClients
 from plates.comms.dispatcher import Dispatcher
 from plates.comms.mqtt import PASSWORD_VARIABLE, Broker, MqttTransport
 from plates.exceptions import SettingsError
-from plates.readiness import require_ready
-from plates.retry import PATIENT, RetryPolicy
 from plates.watch.runner import Site
 from plates.watch.sinks import JsonLinesSink, Sink
-from plates.watch.source import without_password
 from plates.watch.site import DEFAULT_CAMERA_ID, DEFAULT_DISCOVERY_PREFIX, CameraSettings, SiteSettings, load_site
+from plates.watch.source import without_password
 from plates.watch.tracking import TRACKERS
 from plates.watch.watchlist import Watchlist, WatchlistFile
 
 # The options of one camera: flags for SOURCE, keys of each camera in a site file.
-CAMERA_FLAGS = ("camera_id", "fps", "max_in_flight", "lost_after", "max_delay", "tracker", "csv", "webhook",
-                "save_crops")  # fmt: skip
+CAMERA_FLAGS = (
+    "camera_id",
+    "fps",
+    "max_in_flight",
+    "lost_after",
+    "max_delay",
+    "tracker",
+    "csv",
+    "webhook",
+    "save_crops",
+)
 
 
 def add_watch_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -57,26 +66,34 @@ def add_watch_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     )
     camera.add_argument("--lost-after", type=float, help="seconds unseen after which a track ends (default 1)")
     camera.add_argument(
-        "--max-delay", type=float, help="on a live source, report a plate this many seconds after it was first seen "
+        "--max-delay",
+        type=float,
+        help="on a live source, report a plate this many seconds after it was first seen "
         "if its track has not ended by then (default: when it ends)",
-    )  # fmt: skip
+    )
     camera.add_argument("--tracker", choices=TRACKERS, help="default bytetrack")
     camera.add_argument("--csv", type=Path, metavar="FILE", help="also write the events to this CSV file")
     camera.add_argument("--webhook", metavar="URL", help="also POST each event as JSON to this URL")
     camera.add_argument("--save-crops", type=Path, metavar="DIR", help="save the best crop of each plate here")
     site = parser.add_argument_group("the site (these override the site file's)")
     site.add_argument(
-        "--watchlist", type=Path, metavar="FILE", help="watched plates, a line each: `A505PO198 delivery`; "
-        "read again when it changes",
-    )  # fmt: skip
+        "--watchlist",
+        type=Path,
+        metavar="FILE",
+        help="watched plates, a line each: `A505PO198 delivery`; read again when it changes",
+    )
     site.add_argument(
-        "--max-distance", type=float, help="match watched plates within this edit distance of any candidate of the "
+        "--max-distance",
+        type=float,
+        help="match watched plates within this edit distance of any candidate of the "
         "plate, a look-alike character (0/O, 8/B) counting 0.5 (default 0: exact)",
-    )  # fmt: skip
+    )
     site.add_argument(
-        "--mqtt", metavar="URL", help=f"publish events to this broker: mqtt://[user@]host[:1883] or mqtts:// (TLS); "
+        "--mqtt",
+        metavar="URL",
+        help=f"publish events to this broker: mqtt://[user@]host[:1883] or mqtts:// (TLS); "
         f"the password in ${PASSWORD_VARIABLE}",
-    )  # fmt: skip
+    )
     site.add_argument(
         "--discovery-prefix", help=f"Home Assistant's MQTT discovery prefix (default {DEFAULT_DISCOVERY_PREFIX})"
     )
@@ -107,9 +124,12 @@ def site_settings(args: argparse.Namespace) -> SiteSettings:
     else:
         raise SettingsError("give SOURCE (a video, folder, stream URL or camera index) or --config FILE")
     overrides = {
-        "watchlist_file": args.watchlist, "max_distance": args.max_distance, "mqtt": args.mqtt,
-        "discovery_prefix": args.discovery_prefix, "max_in_flight_total": args.max_in_flight_total,
-    }  # fmt: skip
+        "watchlist_file": args.watchlist,
+        "max_distance": args.max_distance,
+        "mqtt": args.mqtt,
+        "discovery_prefix": args.discovery_prefix,
+        "max_in_flight_total": args.max_in_flight_total,
+    }
     overrides = {name: value for name, value in overrides.items() if value is not None}
     if args.watchlist is not None:
         overrides["watchlist"] = []  # --watchlist replaces the site file's list
@@ -138,9 +158,12 @@ def run_watch(args: argparse.Namespace) -> int:
     live, whole = ThreadLocalClients(args.url, retry=RetryPolicy()), ThreadLocalClients(args.url, retry=PATIENT)
     with live, whole:
         runner = Site(
-            site, lambda is_live: live.recognize if is_live else whole.recognize, shared, watchlist,
+            site,
+            lambda is_live: live.recognize if is_live else whole.recognize,
+            shared,
+            watchlist,
             progress=len(site.cameras) == 1 and sys.stdout.isatty(),
-        )  # fmt: skip
+        )
         try:
             runs = runner.run()
         finally:

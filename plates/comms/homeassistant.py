@@ -49,22 +49,32 @@ def discovery_configs(camera_ids: list[str], prefix: str) -> list[tuple[str, dic
             },
             "origin": {"name": "plates", "sw_version": _version()},
         }
-        configs.append((f"{prefix}/sensor/{node}/last_plate/config", {
-            "name": "Last plate",
-            "unique_id": f"{node}_last_plate",
-            "state_topic": camera_topic(camera_id, "event"),
-            "value_template": "{{ value_json.text or 'unread' }}",
-            "json_attributes_topic": camera_topic(camera_id, "event"),
-            "icon": "mdi:car",
-            **common,
-        }))  # fmt: skip
-        configs.append((f"{prefix}/event/{node}/watched_plate/config", {
-            "name": "Watched plate",
-            "unique_id": f"{node}_watched_plate",
-            "state_topic": camera_topic(camera_id, "alert"),
-            "event_types": ["watched"],
-            "value_template": ALERT_TEMPLATE,
-            "icon": "mdi:car-search",
-            **common,
-        }))  # fmt: skip
+        configs.append(
+            (
+                f"{prefix}/sensor/{node}/last_plate/config",
+                {
+                    "name": "Last plate",
+                    "unique_id": f"{node}_last_plate",
+                    "state_topic": camera_topic(camera_id, "event"),
+                    "value_template": "{{ value_json.text or 'unread' }}",
+                    "json_attributes_topic": camera_topic(camera_id, "event"),
+                    "icon": "mdi:car",
+                    **common,
+                },
+            )
+        )
+        configs.append(
+            (
+                f"{prefix}/event/{node}/watched_plate/config",
+                {
+                    "name": "Watched plate",
+                    "unique_id": f"{node}_watched_plate",
+                    "state_topic": camera_topic(camera_id, "alert"),
+                    "event_types": ["watched"],
+                    "value_template": ALERT_TEMPLATE,
+                    "icon": "mdi:car-search",
+                    **common,
+                },
+            )
+        )
     return configs

@@ -44,7 +44,7 @@ class Broker:
     tls: bool
 
     @classmethod
-    def parse(cls, url: str, environ: dict[str, str] | os._Environ = os.environ) -> "Broker":
+    def parse(cls, url: str, environ: dict[str, str] | os._Environ = os.environ) -> Broker:
         """`mqtt://[user@]host[:1883]` or `mqtts://[user@]host[:8883]`; the password from $PLATES_MQTT_PASSWORD."""
         try:
             parts = urlsplit(url)

@@ -22,6 +22,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
+from plates.client.health import reloading
 from plates.gateway import operations
 from plates.gateway.auth import KeyRing, key_id
 from plates.gateway.codeproject import api_router as codeproject
@@ -36,7 +37,6 @@ from plates.gateway.settings import Settings
 from plates.gateway.snapshot import api_router as snapshot
 from plates.gateway.usage import Usage
 from plates.gateway.version import VERSION
-from plates.server.health import reloading
 
 MAX_GRPC_MESSAGE = 2**31 - 1  # tritonclient's own default; the gateway's body limit is what bounds a photo
 CHANNEL_ARGS = [
@@ -52,15 +52,19 @@ HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
 
 def create_app(settings: Settings, triton=None, health_check: Check | None = None) -> FastAPI:
     in_flight = InFlight(
-        settings.max_in_flight, settings.max_in_flight_per_key, settings.max_at_triton, settings.queue_timeout,
+        settings.max_in_flight,
+        settings.max_in_flight_per_key,
+        settings.max_at_triton,
+        settings.queue_timeout,
         anonymous=settings.max_in_flight_anonymous,
     )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
         client = triton or grpcclient.InferenceServerClient(settings.triton_grpc, channel_args=CHANNEL_ARGS)
-        app.state.recognizer = Recognizer(client, settings.inference_timeout, settings.queue_timeout,
-                                          partial(reloading, settings.triton_http))  # fmt: skip
+        app.state.recognizer = Recognizer(
+            client, settings.inference_timeout, settings.queue_timeout, partial(reloading, settings.triton_http)
+        )
         watching = asyncio.create_task(app.state.health.run())
         try:
             yield
@@ -95,9 +99,13 @@ def create_app(settings: Settings, triton=None, health_check: Check | None = Non
     app.openapi = lambda: app.openapi_schema or _openapi_30(app)
     routes = {route.path for router in routers for route in router.routes} | {"/docs", app.openapi_url}
     app.add_middleware(
-        Gate, keys=KeyRing(settings.keys, settings.anonymous_from), in_flight=in_flight, metrics=app.state.metrics,
-        max_body_bytes=settings.max_body_bytes, routes=routes,
-    )  # fmt: skip
+        Gate,
+        keys=KeyRing(settings.keys, settings.anonymous_from),
+        in_flight=in_flight,
+        metrics=app.state.metrics,
+        max_body_bytes=settings.max_body_bytes,
+        routes=routes,
+    )
     return app
 
 
@@ -107,7 +115,9 @@ async def http_error(request: Request, error: HTTPException) -> Response:
     request.scope[ANSWERED] = (error.status_code, code)
     refusal = Refusal(error.status_code, code, f"{request.method} {request.url.path[:100]}: {error.detail}")
     return Response(
-        refusal.body(request.state.request_id, request.url.path), error.status_code, error.headers,
+        refusal.body(request.state.request_id, request.url.path),
+        error.status_code,
+        error.headers,
         media_type="application/json",
     )
 
@@ -129,9 +139,13 @@ def add_security(schema: dict, settings: Settings) -> None:
     if not settings.keys and not settings.anonymous_from:
         return
     schema.setdefault("components", {})["securitySchemes"] = {
-        "Token": {"type": "apiKey", "in": "header", "name": "Authorization",
-                  "description": "`Token KEY`, as Plate Recognizer's clients send it"},
-    }  # fmt: skip
+        "Token": {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "`Token KEY`, as Plate Recognizer's clients send it",
+        },
+    }
     required = [{"Token": []}, {}] if settings.anonymous_from else [{"Token": []}]
     for path in (*snapshot.PATHS, *codeproject.PATHS):
         schema["paths"][path]["post"]["security"] = required

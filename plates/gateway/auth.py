@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
-from typing import Iterable
+from collections.abc import Iterable
 
 from plates.gateway.errors import Refusal
 

@@ -41,8 +41,13 @@ class Refusal(Exception):
         """The answer's JSON for a request to `path`: CodeProject.AI's shape on their routes, Plate Recognizer's
         elsewhere."""
         if path.startswith(CODEPROJECT_PREFIXES):
-            answer = {"success": False, "error": self.message, "code": self.status, "error_code": self.code,
-                      "request_id": request_id}  # fmt: skip
+            answer = {
+                "success": False,
+                "error": self.message,
+                "code": self.status,
+                "error_code": self.code,
+                "request_id": request_id,
+            }
         else:
             error = {"code": self.code, "message": self.message, "request_id": request_id}
             answer = {"error": error, "detail": self.message, "status_code": self.status}
@@ -58,4 +63,3 @@ def raw_response(refusal: Refusal, request_id: str | None = None, path: str = ""
         head.append(b"x-request-id: " + request_id.encode())
     head += [b"content-length: " + str(len(body)).encode(), b"connection: close"]
     return b"\r\n".join(head) + b"\r\n\r\n" + body
-

@@ -9,13 +9,15 @@ from starlette.datastructures import FormData, UploadFile
 from starlette.formparsers import FormParser, MultiPartException, MultiPartParser
 
 from plates.gateway.errors import Refusal
-from plates.images import MAX_SIDE
+from plates.photos.pixels import MAX_SIDE
 
 MAX_FIELDS = 64  # their clients send a handful; `regions` may repeat
 PHOTO_TYPES = "image/jpeg, image/png"  # what a photo's part may be, in the OpenAPI schema's encoding
 # What a photo must be, in the description of both APIs' forms.
-PHOTO = (f"a whole JPEG or PNG photo, at most {MAX_SIDE} pixels a side. Anything else (another format, a truncated "
-         "or corrupt file, an empty one, a larger photo) is refused with 400, whose message says which.")
+PHOTO = (
+    f"a whole JPEG or PNG photo, at most {MAX_SIDE} pixels a side. Anything else (another format, a truncated "
+    "or corrupt file, an empty one, a larger photo) is refused with 400, whose message says which."
+)
 
 
 async def read_form(request: Request, limit: int, field: str = "upload") -> FormData:

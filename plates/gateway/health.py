@@ -1,4 +1,4 @@
-"""/readyz: the last answer of the deep health check (plates.server.health), run in a thread every few seconds.
+"""/readyz: the last answer of the deep health check (plates.client.health), run in a thread every few seconds.
 
 A probe request would wait behind photos at a busy server, so /readyz never runs one itself: it answers at once
 with what the last check found. The check is the traffic-aware one the supervisor runs, which skips the probes of
@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Callable
+from collections.abc import Callable
 
-from plates.server.health import HealthReport, TrafficAwareCheck
+from plates.client.health import HealthReport, TrafficAwareCheck
 
 log = logging.getLogger("plates.gateway")
 
@@ -36,8 +36,12 @@ class HealthWatch:
                 log.exception("the health check of Triton at %s failed", self.url)
             else:
                 if self.report is None or report.healthy != self.report.healthy:
-                    log.log(logging.INFO if report.healthy else logging.WARNING, "Triton at %s: %s", self.url,
-                            report.summary())  # fmt: skip
+                    log.log(
+                        logging.INFO if report.healthy else logging.WARNING,
+                        "Triton at %s: %s",
+                        self.url,
+                        report.summary(),
+                    )
                 self.report, self.checked_at = report, time.monotonic()
             await asyncio.sleep(self.interval)
 

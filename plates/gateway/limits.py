@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import AsyncIterator, Awaitable, Callable
 
 from plates.gateway.auth import ANONYMOUS
 from plates.gateway.errors import RETRY_BUSY_S, Refusal
@@ -24,8 +24,11 @@ def check_headers(headers: list[tuple[bytes, bytes]], max_body_bytes: int) -> No
     over the limit."""
     for name, value in headers:
         if name == b"content-encoding":
-            raise Refusal(415, "content_encoding", f"Content-Encoding {value[:40].decode('latin-1')!r} is refused: "
-                          "send the body as it is, uncompressed")  # fmt: skip
+            raise Refusal(
+                415,
+                "content_encoding",
+                f"Content-Encoding {value[:40].decode('latin-1')!r} is refused: send the body as it is, uncompressed",
+            )
         if name == b"transfer-encoding" and value.strip().lower() not in (b"chunked", b"identity"):
             raise Refusal(501, "transfer_encoding", "only the chunked transfer coding is accepted")
         if name == b"content-length":
@@ -87,8 +90,12 @@ class InFlight:
             limit = self.anonymous if key == ANONYMOUS else self.per_key
             if self.by_key[key] >= limit:
                 whose = "requests without an API key" if key == ANONYMOUS else "requests of this API key"
-                raise Refusal(429, "too_many_requests_for_key", f"{limit} {whose} are in flight: send the next "
-                              "when one is answered", retry_after=RETRY_BUSY_S)  # fmt: skip
+                raise Refusal(
+                    429,
+                    "too_many_requests_for_key",
+                    f"{limit} {whose} are in flight: send the next when one is answered",
+                    retry_after=RETRY_BUSY_S,
+                )
             self.by_key[key] += 1
 
     def release(self, key: str | None) -> None:
@@ -107,8 +114,12 @@ class InFlight:
             try:
                 await asyncio.wait_for(self.turns.acquire(), self.wait_s)
             except asyncio.TimeoutError:  # TimeoutError from 3.11, its own class on 3.10
-                raise Refusal(429, "queue_timeout", f"waited {self.wait_s:g} s for the recognizer: try again "
-                              "shortly", retry_after=RETRY_BUSY_S) from None  # fmt: skip
+                raise Refusal(
+                    429,
+                    "queue_timeout",
+                    f"waited {self.wait_s:g} s for the recognizer: try again shortly",
+                    retry_after=RETRY_BUSY_S,
+                ) from None
             finally:
                 self.waiting -= 1
             try:
@@ -120,5 +131,9 @@ class InFlight:
 
     def _check_total(self) -> None:
         if self.total >= self.limit:
-            raise Refusal(429, "too_many_requests", f"{self.limit} photos are being read: try again shortly",
-                          retry_after=RETRY_BUSY_S)  # fmt: skip
+            raise Refusal(
+                429,
+                "too_many_requests",
+                f"{self.limit} photos are being read: try again shortly",
+                retry_after=RETRY_BUSY_S,
+            )

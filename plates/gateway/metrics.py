@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
@@ -11,21 +11,29 @@ LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
 
 
 class Metrics:
-    def __init__(self, in_flight: Callable[[], int], waiting: Callable[[], int],
-                 reloading: Callable[[], int] = lambda: 0) -> None:  # fmt: skip
+    def __init__(
+        self, in_flight: Callable[[], int], waiting: Callable[[], int], reloading: Callable[[], int] = lambda: 0
+    ) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
-            "plates_gateway_requests", "Requests answered, by route and HTTP status", ["route", "status"],
+            "plates_gateway_requests",
+            "Requests answered, by route and HTTP status",
+            ["route", "status"],
             registry=self.registry,
-        )  # fmt: skip
+        )
         self.latency = Histogram(
-            "plates_gateway_request_seconds", "Seconds from a request's headers to its answer, by route", ["route"],
-            buckets=LATENCY_BUCKETS, registry=self.registry,
-        )  # fmt: skip
-        self.refusals = Counter(
-            "plates_gateway_refusals", "Requests refused, by cause (the error code of the answer)", ["cause"],
+            "plates_gateway_request_seconds",
+            "Seconds from a request's headers to its answer, by route",
+            ["route"],
+            buckets=LATENCY_BUCKETS,
             registry=self.registry,
-        )  # fmt: skip
+        )
+        self.refusals = Counter(
+            "plates_gateway_refusals",
+            "Requests refused, by cause (the error code of the answer)",
+            ["cause"],
+            registry=self.registry,
+        )
         in_flight_gauge = Gauge(
             "plates_gateway_in_flight", "Photos accepted: at Triton or waiting their turn", registry=self.registry
         )
@@ -33,9 +41,10 @@ class Metrics:
         waiting_gauge = Gauge("plates_gateway_waiting", "Photos waiting their turn at Triton", registry=self.registry)
         waiting_gauge.set_function(waiting)
         reloading_gauge = Gauge(
-            "plates_gateway_models_reloading", "Models of Triton its supervisor is loading again, at the last health "
-            "check", registry=self.registry,
-        )  # fmt: skip
+            "plates_gateway_models_reloading",
+            "Models of Triton its supervisor is loading again, at the last health check",
+            registry=self.registry,
+        )
         reloading_gauge.set_function(reloading)
 
     def answered(self, route: str, status: int, seconds: float, refusal: str | None = None) -> None:

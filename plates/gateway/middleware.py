@@ -84,8 +84,12 @@ class Gate:
             log.exception("request %s failed", request_id)
             code = "internal"
             if status is None:
-                await answer(send_with_id, Refusal(500, code, f"internal error (request {request_id})"), request_id,
-                             scope["path"])  # fmt: skip
+                await answer(
+                    send_with_id,
+                    Refusal(500, code, f"internal error (request {request_id})"),
+                    request_id,
+                    scope["path"],
+                )
         finally:
             if admitted:
                 self.in_flight.release(key)
@@ -97,9 +101,17 @@ class Gate:
         self.metrics.answered(route, status, seconds, code)
         client = scope.get("client") or ("-", 0)
         access_log.info(
-            '%s:%d "%s %s" %d %.1f ms key=%s id=%s%s', client[0], client[1], scope["method"], scope["path"][:200],
-            status, seconds * 1000, key or "-", request_id, f" refused={code}" if code else "",
-        )  # fmt: skip
+            '%s:%d "%s %s" %d %.1f ms key=%s id=%s%s',
+            client[0],
+            client[1],
+            scope["method"],
+            scope["path"][:200],
+            status,
+            seconds * 1000,
+            key or "-",
+            request_id,
+            f" refused={code}" if code else "",
+        )
 
 
 def has_body(headers: dict[bytes, bytes]) -> bool:

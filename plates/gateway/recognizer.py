@@ -1,10 +1,10 @@
 """The one call to Triton that every API of the gateway makes: a photo's file to plate_recognition over gRPC, its
 plates back, whatever shape the API then answers in.
 
-The photo's header is read here first (plates.headers, as the server reads it): a file that is not a whole JPEG or
-PNG, or is too large a photo, is refused before it costs Triton anything. What the server refuses still comes back
-as the client's 400 with the server's reason, naming the form field the client sent, and Triton's own refusals keep
-their meaning: busy is 429 (try again soon) once the photo has been sent again for `busy_wait_s`, down is 503.
+The photo's header is read here first (plates.photos.headers, as the server reads it): a file that is not a whole JPEG
+or PNG, or is too large a photo, is refused before it costs Triton anything. What the server refuses still comes back as
+the client's 400 with the server's reason, naming the form field the client sent, and Triton's own refusals keep their
+meaning: busy is 429 (try again soon) once the photo has been sent again for `busy_wait_s`, down is 503.
 """
 
 from __future__ import annotations
@@ -12,18 +12,18 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Callable, Collection
 
 import numpy as np
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
-from plates.client import MODEL, OUTPUTS, Plate, plates_from_outputs
+from plates.client.retry import RetryPolicy
+from plates.client.service import MODEL, OUTPUTS, Plate, plates_from_outputs
 from plates.exceptions import QUEUE_REFUSALS, RELOADING, InvalidInputError, PlatesError, not_serving
 from plates.gateway.errors import RETRY_BUSY_S, RETRY_DOWN_S, RETRY_RELOADING_S, Refusal
-from plates.headers import read_header
-from plates.retry import RetryPolicy
+from plates.photos.headers import read_header
 
 # A photo Triton refused as busy is sent again after these pauses (full jitter), for up to `busy_wait_s`: other
 # clients (the health check, in-cluster jobs) can fill its queue for a moment, and Triton 2.51's batcher can leave a
@@ -46,8 +46,9 @@ class Recognizer:
     client (or anything with its `infer`); `field` is the form field the photo came in, for the client's messages;
     `reloading()` the models Triton's supervisor is loading again, asked only when plate_recognition is not loaded."""
 
-    def __init__(self, client, timeout: float, busy_wait_s: float,
-                 reloading: Callable[[], Collection[str]] = tuple) -> None:  # fmt: skip
+    def __init__(
+        self, client, timeout: float, busy_wait_s: float, reloading: Callable[[], Collection[str]] = tuple
+    ) -> None:
         self.client = client
         self.timeout = timeout
         self.busy_wait_s = busy_wait_s
@@ -86,11 +87,13 @@ class Recognizer:
 
 
 def triton_refusal(
-    error: InferenceServerException, timeout: float, field: str = "upload",
+    error: InferenceServerException,
+    timeout: float,
+    field: str = "upload",
     reloading: Callable[[], Collection[str]] = tuple,
 ) -> Refusal:
     """What the client is told when Triton answered an error (gRPC status codes, as tritonclient names them);
-    `reloading()`: the models the supervisor says it reloads (plates.server.health.reloading)."""
+    `reloading()`: the models the supervisor says it reloads (plates.client.health.reloading)."""
     status, message = str(error.status()), error.message() or ""
     # plate_recognition itself cannot serve: Triton's own answer, which cannot say why; the supervisor's verdict can.
     if not_serving(MODEL, message):
@@ -105,8 +108,9 @@ def triton_refusal(
     if status == "StatusCode.UNAVAILABLE" and any(refusal in message for refusal in QUEUE_REFUSALS):
         return Refusal(429, "triton_busy", f"the recognizer is busy: {message}", retry_after=RETRY_BUSY_S)
     if status == "StatusCode.UNAVAILABLE":
-        return Refusal(503, "triton_unavailable", f"the recognizer does not answer: {message}",
-                       retry_after=RETRY_DOWN_S)  # fmt: skip
+        return Refusal(
+            503, "triton_unavailable", f"the recognizer does not answer: {message}", retry_after=RETRY_DOWN_S
+        )
     if status == "StatusCode.DEADLINE_EXCEEDED":
         return Refusal(504, "triton_timeout", f"the recognizer took more than {timeout:g} s")
     return Refusal(502, "triton_failed", f"{MODEL} failed: {message}")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-from typing import Callable
+from collections.abc import Callable
 
 import uvicorn
 
@@ -111,8 +111,13 @@ class DeadlineMixin:
         if self._phase == HEADERS:
             self._header_bytes += len(data)
             if self._header_bytes > self.max_header_bytes:
-                self._refuse(Refusal(431, "headers_too_large", f"the request line and headers are larger than "
-                                     f"{self.max_header_bytes} bytes"))  # fmt: skip
+                self._refuse(
+                    Refusal(
+                        431,
+                        "headers_too_large",
+                        f"the request line and headers are larger than {self.max_header_bytes} bytes",
+                    )
+                )
         elif self._phase == BODY and not self.cycle.more_body:
             self._disarm()
 
@@ -162,6 +167,7 @@ class DeadlineMixin:
 
 def deadline_protocol(settings: Settings, metrics: Metrics) -> type:
     """uvicorn's HTTP protocol with the settings' deadlines and header limit; its refusals logged and counted."""
+
     def refused(protocol: DeadlineMixin, refusal: Refusal) -> None:
         client = protocol.client or ("-", 0)
         metrics.answered("other", refusal.status, 0.0, refusal.code)
@@ -212,7 +218,11 @@ def run(settings: Settings) -> int:
     """Serve until SIGINT or SIGTERM."""
     listener = listen(settings)
     server = uvicorn.Server(uvicorn_config(settings))
-    log.info("plates gateway on %s -> Triton gRPC %s (%s)", settings.url, settings.triton_grpc,
-             "API keys required" if settings.keys else "no API keys: loopback only")  # fmt: skip
+    log.info(
+        "plates gateway on %s -> Triton gRPC %s (%s)",
+        settings.url,
+        settings.triton_grpc,
+        "API keys required" if settings.keys else "no API keys: loopback only",
+    )
     server.run(sockets=[listener])
     return 0

@@ -27,7 +27,7 @@ class Settings:
     # Plate Recognizer's on-premise SDK serves on 8080: their clients need only the host changed.
     port: int = 8080
     triton_grpc: str = "127.0.0.1:8001"  # the photos go here
-    triton_http: str = "127.0.0.1:8000"  # the deep health check (plates.server.health) goes here
+    triton_http: str = "127.0.0.1:8000"  # the deep health check (plates.client.health) goes here
     keys: tuple[str, ...] = field(default=(), repr=False)
     quotas: tuple[tuple[str, int], ...] = field(default=(), repr=False)  # (key, photos a month) for keys that have one
     # Networks whose requests are served without a key (clients made for Plate Recognizer's on-premise SDK send none).
@@ -89,11 +89,17 @@ FLAGS: tuple[tuple[str, type, str], ...] = (
     ("max-header-bytes", int, "largest request line and headers; more is refused with 431"),
     ("max-in-flight", int, "photos accepted at once (at Triton or waiting their turn); more are refused with 429"),
     ("max-in-flight-per-key", int, "photos accepted at once for one API key; more are refused with 429"),
-    ("max-in-flight-anonymous", int, "requests in flight at once without an API key (--anonymous-from); more are "
-     "refused with 429"),
+    (
+        "max-in-flight-anonymous",
+        int,
+        "requests in flight at once without an API key (--anonymous-from); more are refused with 429",
+    ),
     ("max-at-triton", int, "photos sent to Triton at once; the others wait their turn"),
-    ("queue-timeout", float, "seconds a photo may wait for its turn at Triton, and again while Triton refuses it as "
-     "busy; then 429"),
+    (
+        "queue-timeout",
+        float,
+        "seconds a photo may wait for its turn at Triton, and again while Triton refuses it as busy; then 429",
+    ),
     ("max-connections", int, "open connections; more are answered 503"),
     ("backlog", int, "connections queued by the kernel before they are accepted"),
     ("header-timeout", float, "seconds a request's headers may take to arrive; then 408"),
@@ -112,15 +118,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             f"--{flag}", type=kind, default=os.environ.get(variable, default), help=f"{text} (${variable}; {default})"
         )
     parser.add_argument(
-        "--keys-file", type=Path, default=os.environ.get(PREFIX + "KEYS_FILE"),
+        "--keys-file",
+        type=Path,
+        default=os.environ.get(PREFIX + "KEYS_FILE"),
         help=f"a file of API keys, one per line, each optionally followed by its quota of photos a month, # comments "
         f"(${PREFIX}KEYS_FILE); also ${PREFIX}KEYS, comma-separated",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--anonymous-from", type=networks, default=os.environ.get(PREFIX + "ANONYMOUS_FROM", ""),
+        "--anonymous-from",
+        type=networks,
+        default=os.environ.get(PREFIX + "ANONYMOUS_FROM", ""),
         help=f"networks whose requests are served without an API key, comma-separated, such as 127.0.0.0/8,"
         f"10.0.0.0/8 (${PREFIX}ANONYMOUS_FROM; none)",
-    )  # fmt: skip
+    )
 
 
 def networks(text: str) -> tuple[Network, ...]:
@@ -140,8 +150,12 @@ def settings_from(args: argparse.Namespace, environ: dict[str, str] | None = Non
         quotas = read_keys(Path(args.keys_file))
         keys += list(quotas)
     values = {flag.replace("-", "_"): getattr(args, flag.replace("-", "_")) for flag, _, _ in FLAGS}
-    return Settings(keys=tuple(dict.fromkeys(keys)), quotas=tuple((k, q) for k, q in quotas.items() if q),
-                    anonymous_from=args.anonymous_from, **values)  # fmt: skip
+    return Settings(
+        keys=tuple(dict.fromkeys(keys)),
+        quotas=tuple((k, q) for k, q in quotas.items() if q),
+        anonymous_from=args.anonymous_from,
+        **values,
+    )
 
 
 def read_keys(path: Path) -> dict[str, int]:
@@ -156,8 +170,10 @@ def read_keys(path: Path) -> dict[str, int]:
         if not fields:
             continue
         if len(fields) > 2 or (len(fields) == 2 and not fields[1].isdigit()):
-            raise SettingsError(f"the keys file {path}, line {number}: write a key, optionally followed by its quota "
-                                "of photos a month (KEY 2500)")  # fmt: skip
+            raise SettingsError(
+                f"the keys file {path}, line {number}: write a key, optionally followed by its quota "
+                "of photos a month (KEY 2500)"
+            )
         keys[fields[0]] = int(fields[1]) if len(fields) == 2 else 0
     if not keys:
         # A mounted secret that came out empty must not turn authentication off.

@@ -9,10 +9,10 @@ month (UTC), as their plans do, and when the gateway restarts.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Callable, Iterator, Mapping
 
 from plates.gateway.auth import ANONYMOUS
 from plates.gateway.errors import Refusal
@@ -49,8 +49,12 @@ class Usage:
             self._counted_month, self.calls = month, Counter()
         quota = self.quotas.get(key, NO_QUOTA)
         if quota and self.calls[key] >= quota:
-            raise Refusal(403, "quota_exceeded", f"this API key has used its quota of {quota} calls this month: no "
-                          "more photos are read for it until the next month begins (UTC)")  # fmt: skip
+            raise Refusal(
+                403,
+                "quota_exceeded",
+                f"this API key has used its quota of {quota} calls this month: no "
+                "more photos are read for it until the next month begins (UTC)",
+            )
         # Counted before the photo is read, so that the key's photos in flight at once cannot pass the quota together.
         counted = self.calls  # a new month may begin before this photo is answered: its refund is last month's
         counted[key] += 1

@@ -9,12 +9,12 @@ little; a text that changes, or a plate found on one side only, is a difference 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
-from plates.client import PlatesClient
-from plates.evaluation import match
+from plates.client.service import PlatesClient
+from plates.evaluation.scoring import match
 
 Answers = dict[str, list[dict]]  # photo -> its plates, each {"text", "box", "score", "text_score"}
 
@@ -25,8 +25,9 @@ def read_answers(url: str, data: Path, photos: Iterable[str], timeout: float = 6
     with PlatesClient(url, timeout=timeout) as client:
         for photo in photos:
             plates = client.recognize((data / photo).read_bytes())
-            answers[photo] = [{"text": p.text, "box": p.box, "score": p.score, "text_score": p.text_score}
-                              for p in plates]  # fmt: skip
+            answers[photo] = [
+                {"text": p.text, "box": p.box, "score": p.score, "text_score": p.text_score} for p in plates
+            ]
     return answers
 
 

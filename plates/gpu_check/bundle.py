@@ -27,28 +27,41 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import tomllib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
+import tomllib
+
+from plates.build.paths import PROJECT_ROOT
 from plates.exceptions import PlatesError
-from plates.weights import PROJECT_ROOT
 
 # The device tool's limit on what travels with a call: the working tree and the carried folders together.
 TRAVEL_LIMIT_BYTES = 64 * 2**20
 # The GPU machine's Python (the device tool's KINDS.md): the stub and the wheels for it.
 GPU_PYTHON = "3.12"
 # What the GPU machine's Python lacks: numpy 1 (it has 2), the detector's runtime (Ultralytics), the client
-# (tritonclient over HTTP, and what that imports), and the CPU's JPEG decoder, which plates.decoding imports.
+# (tritonclient over HTTP, and what that imports), and the CPU's JPEG decoder, which plates.photos.decoding imports.
 SITE_PACKAGES = (
-    "numpy", "simplejpeg", "ultralytics", "ultralytics-thop", "tritonclient", "python-rapidjson", "geventhttpclient",
-    "gevent", "greenlet", "zope-event", "zope-interface", "brotli",
-)  # fmt: skip
+    "numpy",
+    "simplejpeg",
+    "ultralytics",
+    "ultralytics-thop",
+    "tritonclient",
+    "python-rapidjson",
+    "geventhttpclient",
+    "gevent",
+    "greenlet",
+    "zope-event",
+    "zope-interface",
+    "brotli",
+)
 # tritonclient's wheel carries perf_analyzer and its libraries (39 MB): the bench is plates bench.
 SITE_LEAVE_OUT = ("bin",)
 # The manylinux tags pip may take for the GPU machine (glibc 2.39), newest first.
-PLATFORMS = tuple(f"manylinux_2_{minor}_x86_64" for minor in range(39, 4, -1)) + ("manylinux2014_x86_64",
-                                                                                   "manylinux1_x86_64")
+PLATFORMS = tuple(f"manylinux_2_{minor}_x86_64" for minor in range(39, 4, -1)) + (
+    "manylinux2014_x86_64",
+    "manylinux1_x86_64",
+)
 # x86 branch conversion before LZMA2: 8 % smaller for these binaries than LZMA2 alone.
 XZ_FILTERS = [{"id": lzma.FILTER_X86}, {"id": lzma.FILTER_LZMA2, "preset": 9 | lzma.PRESET_EXTREME}]
 ICU_STUB = Path(__file__).with_name("icu_stub.c")
@@ -62,7 +75,8 @@ def run(command: list[str], **options) -> str:
     except FileNotFoundError as error:
         raise PlatesError(f"{command[0]} is not installed: the bundle needs it (README prerequisites)") from error
     except subprocess.CalledProcessError as error:
-        raise PlatesError(f"{' '.join(command[:3])} ... failed: {error.stderr.strip() or error.stdout.strip()}")
+        what = error.stderr.strip() or error.stdout.strip()
+        raise PlatesError(f"{' '.join(command[:3])} ... failed: {what}") from error
     return done.stdout
 
 
@@ -118,8 +132,20 @@ def write_icu_stub(libraries: Path) -> Path | None:
     target = common[0]
     for path in [*common, *libraries.glob("libicudata*.so*")]:
         path.unlink()
-    run(["cc", "-shared", "-fPIC", "-O2", "-nostdlib", f"-Wl,-soname,{target.name}",
-         f"-DICU_SUFFIX=_{icu_version(target.name)}", "-o", str(target), str(ICU_STUB)])  # fmt: skip
+    run(
+        [
+            "cc",
+            "-shared",
+            "-fPIC",
+            "-O2",
+            "-nostdlib",
+            f"-Wl,-soname,{target.name}",
+            f"-DICU_SUFFIX=_{icu_version(target.name)}",
+            "-o",
+            str(target),
+            str(ICU_STUB),
+        ]
+    )
     return target
 
 
@@ -173,8 +199,16 @@ def pip_for(python: str) -> list[str]:
     """The pip options that choose binary wheels for CPython `python` ("3.12") on x86-64 Linux."""
     tag = python.replace(".", "")
     platforms = [option for platform in PLATFORMS for option in ("--platform", platform)]
-    return ["--only-binary=:all:", "--python-version", python, "--implementation", "cp", "--abi", f"cp{tag}",
-            *platforms]  # fmt: skip
+    return [
+        "--only-binary=:all:",
+        "--python-version",
+        python,
+        "--implementation",
+        "cp",
+        "--abi",
+        f"cp{tag}",
+        *platforms,
+    ]
 
 
 def stage_site(target: Path, python: str = GPU_PYTHON, names: Iterable[str] = SITE_PACKAGES) -> Path:
@@ -185,10 +219,31 @@ def stage_site(target: Path, python: str = GPU_PYTHON, names: Iterable[str] = SI
         requirements.write_text("\n".join(locked(names)) + "\n")
         wheels = Path(scratch) / "wheels"
         pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet"]
-        run([*pip, "download", "--no-deps", "--require-hashes", *pip_for(python), "-d", str(wheels),
-             "-r", str(requirements)])  # fmt: skip
-        run([*pip, "install", "--no-deps", "--no-compile", *pip_for(python), "--target", str(target),
-             *map(str, sorted(wheels.glob("*.whl")))])  # fmt: skip
+        run(
+            [
+                *pip,
+                "download",
+                "--no-deps",
+                "--require-hashes",
+                *pip_for(python),
+                "-d",
+                str(wheels),
+                "-r",
+                str(requirements),
+            ]
+        )
+        run(
+            [
+                *pip,
+                "install",
+                "--no-deps",
+                "--no-compile",
+                *pip_for(python),
+                "--target",
+                str(target),
+                *map(str, sorted(wheels.glob("*.whl"))),
+            ]
+        )
     for name in SITE_LEAVE_OUT:
         shutil.rmtree(target / name, ignore_errors=True)
     for tests in [path for path in target.rglob("tests") if path.is_dir()]:
@@ -212,8 +267,9 @@ def copy_data(data: Path, target: Path) -> list[Path]:
 def travelling_bytes(checkout: Path = PROJECT_ROOT) -> int:
     """What the device tool sends of the checkout: its tracked files and the untracked ones git does not ignore."""
     listed = run(["git", "-C", str(checkout), "ls-files", "-z", "--cached", "--others", "--exclude-standard"])
-    return sum((checkout / name).stat().st_size for name in set(listed.split("\0")) if name and
-               (checkout / name).is_file())  # fmt: skip
+    return sum(
+        (checkout / name).stat().st_size for name in set(listed.split("\0")) if name and (checkout / name).is_file()
+    )
 
 
 def folder_bytes(folder: Path) -> int:
@@ -223,8 +279,11 @@ def folder_bytes(folder: Path) -> int:
 def check_size(bundle: Path, checkout: Path = PROJECT_ROOT) -> dict[str, int]:
     """The bundle's parts, the checkout's and the whole travel in bytes; PlatesError where the whole is over the
     device tool's limit."""
-    sizes = {path.name: (folder_bytes(path) if path.is_dir() else path.stat().st_size)
-             for path in sorted(bundle.iterdir()) if path.name != "manifest.json"}  # fmt: skip
+    sizes = {
+        path.name: (folder_bytes(path) if path.is_dir() else path.stat().st_size)
+        for path in sorted(bundle.iterdir())
+        if path.name != "manifest.json"
+    }
     sizes["checkout"] = travelling_bytes(checkout)
     sizes["travel"] = sum(sizes.values())
     if sizes["travel"] > TRAVEL_LIMIT_BYTES:

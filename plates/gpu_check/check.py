@@ -5,7 +5,7 @@ Step by step, each one's outcome written down and the next one run whatever it w
 1. the environment: torch, CUDA and the GPU;
 2. the model repository as a GPU build makes it, built there from the checkout's weights, every model KIND_GPU;
 3. Triton from the bundle (plates.gpu_check.bundle), warmed as the supervisor warms it, every model's process
-   counting where the tensors it receives and sends lie (plates.serving.tensor_log);
+   counting where the tensors it receives and sends lie (plates.inference.tensor_log);
 4. car.jpg, cat.jpeg and e2e.json's photos sent as files (decoded by nvJPEG in yolo), their answers compared with
    the CPU's (cpu_answers.json), and `plates eval` on e2e.json;
 5. `plates bench` at each concurrency, with the same pipeline in one process beside it;
@@ -16,24 +16,21 @@ Step by step, each one's outcome written down and the next one run whatever it w
 from __future__ import annotations
 
 import json
-import os
 import platform
 import re
-import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
-from plates.export import build_model_repository, copy_sources, set_parameter
+from plates.build.paths import PROJECT_ROOT
+from plates.build.repository import build_model_repository, copy_sources, set_parameter
 from plates.gpu_check.answers import Answers, compare, read_answers
-from plates.server.launcher import LocalServer, free_port
-from plates.server.warmup import warm_up
-from plates.serving.tensor_log import CPU, GPU, LOG_VARIABLE, Crossing, read_log
-from plates.weights import PROJECT_ROOT
+from plates.inference.tensor_log import CPU, GPU, Crossing, read_log
+from plates.server.candidates import copy_repository, serving
 
 CONCURRENCY = (1, 2, 4, 8, 16, 32)
 # The client's photo comes in host memory, over HTTP: it may stay there until yolo decodes it, on its device.
@@ -62,27 +59,10 @@ def photos_of(data: Path) -> list[str]:
 def prepare_repository(target: Path, kind: str) -> Path:
     """The model repository as a GPU build makes it (the detector in PyTorch), every model KIND_<kind>, built in
     `target` from the checkout's weights."""
-    build_model_repository(copy_sources(target), weights_dir=PROJECT_ROOT / "weights", instance_kind=kind,
-                           cpu_exports=False)  # fmt: skip
+    build_model_repository(
+        copy_sources(target), weights_dir=PROJECT_ROOT / "weights", instance_kind=kind, cpu_exports=False
+    )
     return target
-
-
-@contextmanager
-def serving(repository: Path, log_file: Path, tensor_log: Path | None = None,
-            pytriton: Path | None = None) -> Iterator[LocalServer]:  # fmt: skip
-    """Triton on `repository`, warmed, its models counting tensors into `tensor_log` where given; stopped after,
-    which has each model write its counts."""
-    if tensor_log is not None:
-        tensor_log.mkdir(parents=True, exist_ok=True)
-        os.environ[LOG_VARIABLE] = str(tensor_log)
-    server = LocalServer(repository, free_port(), free_port(), free_port(), log_file=log_file, pytriton=pytriton)
-    try:
-        server.start(timeout=SERVER_START_S)
-        warm_up(server.url)
-        yield server
-    finally:
-        server.stop()
-        os.environ.pop(LOG_VARIABLE, None)
 
 
 def crossing_faults(crossings: list[Crossing]) -> list[str]:
@@ -93,7 +73,8 @@ def crossing_faults(crossings: list[Crossing]) -> list[str]:
     faults = [
         f"{c.model}: {c.count} × {c.tensor} {c.way} in host memory"
         for c in crossings
-        if c.memory == CPU and not (c.model in CALLEES and c.way == "received")
+        if c.memory == CPU
+        and not (c.model in CALLEES and c.way == "received")
         and not ((c.model, c.way) in HOST_PHOTO and c.tensor in PHOTO_TENSORS)
     ]
 
@@ -105,8 +86,12 @@ def crossing_faults(crossings: list[Crossing]) -> list[str]:
         if arrived < sent:
             faults.append(f"{callee}: plate_recognition sent {sent} tensors on the GPU, {arrived} arrived there")
     seen = {(c.model, c.way) for c in crossings if c.memory == GPU or (c.model, c.way) in HOST_PHOTO}
-    faults += [f"{model}: no tensor {way} was counted" for model, ways in EXPECTED.items() for way in ways
-               if (model, way) not in seen]  # fmt: skip
+    faults += [
+        f"{model}: no tensor {way} was counted"
+        for model, ways in EXPECTED.items()
+        for way in ways
+        if (model, way) not in seen
+    ]
     return faults
 
 
@@ -156,13 +141,17 @@ def environment() -> str:
     import torch
     import torchvision
 
-    lines = [f"Python {platform.python_version()}, torch {torch.__version__}, torchvision {torchvision.__version__}, "
-             f"numpy {numpy.__version__}"]  # fmt: skip
+    lines = [
+        f"Python {platform.python_version()}, torch {torch.__version__}, torchvision {torchvision.__version__}, "
+        f"numpy {numpy.__version__}"
+    ]
     if torch.cuda.is_available():
         properties = torch.cuda.get_device_properties(0)
-        lines.append(f"CUDA {torch.version.cuda}, {properties.name}, {properties.total_memory / 2**30:.0f} GiB, "
-                     f"compute capability {properties.major}.{properties.minor}; cuDNN TF32 "
-                     f"{torch.backends.cudnn.allow_tf32}, matmul TF32 {torch.backends.cuda.matmul.allow_tf32}")
+        lines.append(
+            f"CUDA {torch.version.cuda}, {properties.name}, {properties.total_memory / 2**30:.0f} GiB, "
+            f"compute capability {properties.major}.{properties.minor}; cuDNN TF32 "
+            f"{torch.backends.cudnn.allow_tf32}, matmul TF32 {torch.backends.cuda.matmul.allow_tf32}"
+        )
     else:
         lines.append("no GPU visible to torch")
     return "\n".join(lines)
@@ -196,14 +185,15 @@ class Variant:
     instances: int = 1
 
     @classmethod
-    def parse(cls, text: str) -> "Variant":
-        """"graphs" or "eager" (yolo's CUDA graphs on or off), a number of instances ("4"), or both ("eager,4")."""
+    def parse(cls, text: str) -> Variant:
+        """ "graphs" or "eager" (yolo's CUDA graphs on or off), a number of instances ("4"), or both ("eager,4")."""
         parts = [part for part in text.split(",") if part]
         modes = [part for part in parts if part in ("graphs", "eager")]
         numbers = [int(part) for part in parts if part.isdigit()]
         if len(modes) + len(numbers) != len(parts) or not parts or len(modes) > 1 or len(numbers) > 1:
-            raise ValueError(f"a variant is 'graphs' or 'eager', a number of instances, or both ('eager,4'), "
-                             f"not {text!r}")  # fmt: skip
+            raise ValueError(
+                f"a variant is 'graphs' or 'eager', a number of instances, or both ('eager,4'), not {text!r}"
+            )
         return cls({"graphs": True, "eager": False}[modes[0]] if modes else None, numbers[0] if numbers else 1)
 
     @property
@@ -233,16 +223,30 @@ def scale_instances(repository: Path, instances: int) -> None:
 
 def gpu_memory() -> str:
     """Each process's GPU memory, as nvidia-smi gives it."""
-    done = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv"],
-                          capture_output=True, text=True, timeout=30)  # fmt: skip
+    done = subprocess.run(
+        ["nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     return (done.stdout + done.stderr).strip()
 
 
 def bench_arguments(data: Path, url: str, concurrency: tuple[int, ...], requests: int) -> list[str]:
     """plates bench on car.jpg and car.jpg as a 1080p camera frame, as files and as pixels, at each level."""
     levels = [str(level) for level in concurrency]
-    return ["bench", str(data / "samples/car.jpg"), "--frame", "1920x1080", "--concurrency", *levels,
-            "--requests", str(requests), "--url", url]  # fmt: skip
+    return [
+        "bench",
+        str(data / "samples/car.jpg"),
+        "--frame",
+        "1920x1080",
+        "--concurrency",
+        *levels,
+        "--requests",
+        str(requests),
+        "--url",
+        url,
+    ]
 
 
 def check_answers(report: Report, label: str, url: str, bundle: Path) -> Answers:
@@ -254,15 +258,26 @@ def check_answers(report: Report, label: str, url: str, bundle: Path) -> Answers
     car = [p["text"] for p in answers["samples/car.jpg"]]
     report.add(f"car.jpg{label}", "B840CK197" in car, f"read {car}")
     comparison = compare(json.loads((bundle / "cpu_answers.json").read_text()), answers)
-    report.add(f"answers against the CPU's{label}", comparison.agrees,
-               comparison.summary() + "".join(f"\n- {d}" for d in comparison.differences)
-               + f"\n\n{len(answers)} photos sent as files in {seconds:.1f} s, one at a time",
-               **{k: v for k, v in vars(comparison).items() if k != "differences"})  # fmt: skip
+    report.add(
+        f"answers against the CPU's{label}",
+        comparison.agrees,
+        comparison.summary()
+        + "".join(f"\n- {d}" for d in comparison.differences)
+        + f"\n\n{len(answers)} photos sent as files in {seconds:.1f} s, one at a time",
+        **{k: v for k, v in vars(comparison).items() if k != "differences"},
+    )
     return answers
 
 
-def run_check(bundle: Path, out: Path, work: Path, kind: str = "gpu", requests: int = 60,
-              concurrency: tuple[int, ...] = CONCURRENCY, variants: tuple[Variant, ...] = ()) -> bool:  # fmt: skip
+def run_check(
+    bundle: Path,
+    out: Path,
+    work: Path,
+    kind: str = "gpu",
+    requests: int = 60,
+    concurrency: tuple[int, ...] = CONCURRENCY,
+    variants: tuple[Variant, ...] = (),
+) -> bool:
     """The whole check, its findings in `out`, its repositories and counts in `work`; whether every step passed.
     Each of `variants` is served after, from a copy of the repository made so, its answers checked and timed."""
     out.mkdir(parents=True, exist_ok=True)
@@ -275,18 +290,24 @@ def run_check(bundle: Path, out: Path, work: Path, kind: str = "gpu", requests: 
         report.add("model repository", True, f"built in {repository}, every model KIND_{kind.upper()}")
     tensors = work / "tensors"
     try:
-        with serving(repository, out / "triton.log", tensors) as server:
+        with serving(repository, out / "triton.log", tensors, timeout=SERVER_START_S) as server:
             with step(report, "answers"):
                 answers = check_answers(report, "", server.url, bundle)
                 (out / "answers.json").write_text(json.dumps(answers, indent=1))
             with step(report, "plates eval"):
-                code, text = plates_command("eval", str(data / "e2e.json"), "--url", server.url,
-                                            output=out / "eval.txt", timeout=EVAL_S)  # fmt: skip
+                code, text = plates_command(
+                    "eval", str(data / "e2e.json"), "--url", server.url, output=out / "eval.txt", timeout=EVAL_S
+                )
                 report.add("plates eval e2e.json", code == 0, text.strip().splitlines()[-1])
             with step(report, "plates bench"):
-                code, _ = plates_command(*bench_arguments(data, server.url, concurrency, requests), "--in-process",
-                                         "--repository", str(repository), output=out / "bench.txt",
-                                         timeout=BENCH_S)  # fmt: skip
+                code, _ = plates_command(
+                    *bench_arguments(data, server.url, concurrency, requests),
+                    "--in-process",
+                    "--repository",
+                    str(repository),
+                    output=out / "bench.txt",
+                    timeout=BENCH_S,
+                )
                 report.add("plates bench", code == 0, f"exit {code}: bench.txt")
             if kind == "gpu":
                 with step(report, "GPU memory"):
@@ -296,23 +317,39 @@ def run_check(bundle: Path, out: Path, work: Path, kind: str = "gpu", requests: 
     with step(report, "tensors between the models"):
         crossings = read_log(tensors)
         faults = crossing_faults(crossings)
-        report.add("tensors between the models", not faults,
-                   "\n".join(faults) + f"\n\n{format_crossings(crossings)}" if faults else format_crossings(crossings))
+        report.add(
+            "tensors between the models",
+            not faults,
+            "\n".join(faults) + f"\n\n{format_crossings(crossings)}" if faults else format_crossings(crossings),
+        )
     with step(report, "detector stages"):
-        code, _ = program([sys.executable, str(PROJECT_ROOT / "benchmarks" / "detector_stages.py"),
-                           str(data / "samples/car.jpg"), "--repository", str(repository), "--device",
-                           "cuda:0" if kind == "gpu" else "cpu"], out / "bench.txt", BENCH_S)  # fmt: skip
+        code, _ = program(
+            [
+                sys.executable,
+                str(PROJECT_ROOT / "benchmarks" / "detector_stages.py"),
+                str(data / "samples/car.jpg"),
+                "--repository",
+                str(repository),
+                "--device",
+                "cuda:0" if kind == "gpu" else "cpu",
+            ],
+            out / "bench.txt",
+            BENCH_S,
+        )
         report.add("detector stages", code == 0, f"exit {code}: bench.txt")
     for variant in variants:
         with step(report, variant.name):
-            copy = work / f"repository-{len(report.steps)}"
-            shutil.copytree(repository, copy)
+            copy = copy_repository(work / f"repository-{len(report.steps)}", source=repository)
             variant.apply(copy)
-            with serving(copy, out / "triton.log") as server:
+            with serving(copy, out / "triton.log", timeout=SERVER_START_S) as server:
                 check_answers(report, f" ({variant.name})", server.url, bundle)
                 in_process = ["--in-process", "--repository", str(copy)] if variant.instances == 1 else []
-                code, _ = plates_command(*bench_arguments(data, server.url, concurrency, requests), *in_process,
-                                         output=out / "bench.txt", timeout=BENCH_S)  # fmt: skip
+                code, _ = plates_command(
+                    *bench_arguments(data, server.url, concurrency, requests),
+                    *in_process,
+                    output=out / "bench.txt",
+                    timeout=BENCH_S,
+                )
                 report.add(variant.name, code == 0, f"exit {code}: bench.txt")
     return report.passed
 
@@ -322,7 +359,7 @@ def write_cpu_answers(bundle: Path, pytriton: Path, work: Path) -> Path:
     served by the bundle's Triton (`pytriton`, unpacked): the reference the GPU's answers are held against."""
     data = bundle / "data"
     repository = prepare_repository(work / "repository", "cpu")
-    with serving(repository, work / "triton.log", pytriton=pytriton) as server:
+    with serving(repository, work / "triton.log", pytriton=pytriton, timeout=SERVER_START_S) as server:
         answers = read_answers(server.url, data, photos_of(data))
     target = bundle / "cpu_answers.json"
     target.write_text(json.dumps(answers, indent=1))

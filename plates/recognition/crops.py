@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import cv2
 import numpy as np
@@ -113,19 +113,20 @@ TWO_LINE_OVERLAP = 0.1
 TWO_LINE_LAYOUTS = ("side-by-side", "rows")
 
 
-def side_by_side(cut_bgr: np.ndarray, parting: float = TWO_LINE_PARTING,
-                 overlap: float = TWO_LINE_OVERLAP) -> np.ndarray:
+def side_by_side(
+    cut_bgr: np.ndarray, parting: float = TWO_LINE_PARTING, overlap: float = TWO_LINE_OVERLAP
+) -> np.ndarray:
     """A two-line plate's cut as one line, BGR: its upper part (the top row) left of its lower part (the bottom row),
     each as wide as the cut and stretched to the same height. The upper part ends `overlap` below `parting` (a share
     of the cut's height), the lower one starts `overlap` above it, so that a row the parting line crosses (a plate
     tilted, or boxed loosely) stays whole in its part.
 
-    Measured with benchmarks/two_line_split.py: of 1,200 cuts of rendered two-line plates (cut as served, tilted and
-    boxed with the detector's error), the middle with 0.1 of overlap left both rows whole in 97 % (0.08: 94 %, 0.12:
-    98.5 %), each part holding about a quarter of the other row's ink at its edge; parting instead at the row of least
-    ink between the rows did worse (88 % at 0.1), misled by tilted rows, the region's frame and shadows. On the 4 real
-    two-line plates read by eye (rfplates/scenes), cut as served, the top row ends at 0.44 to 0.49 of the cut's height
-    (one's, its digits run into the plate's dark rim, at about 0.47 by eye) and the bottom row starts at 0.51 to
+    Measured (`git log -- benchmarks/two_line_split.py`): of 1,200 cuts of rendered two-line plates (cut as served,
+    tilted and boxed with the detector's error), the middle with 0.1 of overlap left both rows whole in 97% (0.08: 94%,
+    0.12: 98.5%), each part holding about a quarter of the other row's ink at its edge; parting instead at the row of
+    least ink between the rows did worse (88% at 0.1), misled by tilted rows, the region's frame and shadows. On the 4
+    real two-line plates read by eye (rfplates/scenes), cut as served, the top row ends at 0.44 to 0.49 of the cut's
+    height (one's, its digits run into the plate's dark rim, at about 0.47 by eye) and the bottom row starts at 0.51 to
     0.61: whole in both parts."""
     upper, lower = row_parts(cut_bgr, parting, overlap)
     rows = max(1, round((len(upper) + len(lower)) / 2))
@@ -134,8 +135,9 @@ def side_by_side(cut_bgr: np.ndarray, parting: float = TWO_LINE_PARTING,
     return np.concatenate(parts, axis=1)
 
 
-def row_parts(cut_bgr: np.ndarray, parting: float = TWO_LINE_PARTING,
-              overlap: float = TWO_LINE_OVERLAP) -> tuple[np.ndarray, np.ndarray]:
+def row_parts(
+    cut_bgr: np.ndarray, parting: float = TWO_LINE_PARTING, overlap: float = TWO_LINE_OVERLAP
+) -> tuple[np.ndarray, np.ndarray]:
     """A two-line plate's cut parted into its upper part (the top row) and lower part (the bottom row), each
     reaching `overlap` past `parting` (side_by_side says why)."""
     height = cut_bgr.shape[0]
@@ -204,7 +206,7 @@ def whole_frame_cuts(
     image: np.ndarray, boxes: np.ndarray, crop_variants: Sequence[CropVariant] = DEFAULT_VARIANTS
 ) -> list[np.ndarray]:
     """The definition `cut_crops` keeps to pixel for pixel, the slow way: the whole photo rescaled to REFERENCE_FRAME,
-    then cut. For tests and benchmarks/compare_crops.py."""
+    then cut. For tests."""
     height, width = image.shape[:2]
     frame = image
     if (width, height) != REFERENCE_FRAME:
@@ -246,8 +248,10 @@ def prepare_crops(
     two_line = normalize_rows if two_line_layout(layout) == "rows" else normalize_two_line
     plate_lines = np.ones(len(boxes), np.int64) if lines is None else np.asarray(lines)
     crops = cut_crops(image, boxes, crop_variants)
-    normalized = [two_line(crop) if n == 2 else normalize(crop)
-                  for crop, n in zip(crops, np.repeat(plate_lines, len(crop_variants)))]
+    normalized = [
+        two_line(crop) if n == 2 else normalize(crop)
+        for crop, n in zip(crops, np.repeat(plate_lines, len(crop_variants)))
+    ]
     inputs = np.zeros((len(crops), 3, CROP_HEIGHT, max(crop.shape[-1] for crop in normalized)), np.float32)
     for row, crop in zip(inputs, normalized):
         row[..., : crop.shape[-1]] = crop

@@ -53,9 +53,7 @@ def is_valid_plate(text: str) -> bool:
 # regex has no "could this still match" test. Each format ends in a 2-digit region or a 3-digit one.
 _CLASSES = {"L": LETTERS, "D": "0123456789", "T": "T", "R": "179"}
 _TEMPLATES = ("LDDDLL", "LLDDD", "LLDDDD", "LDDDD", "DDDDLL", "DDDTDDD")
-_SEQUENCES = tuple(
-    tuple(_CLASSES[c] for c in template + region) for template in _TEMPLATES for region in ("DD", "RDD")
-)
+_SEQUENCES = tuple(tuple(_CLASSES[c] for c in template + region) for template in _TEMPLATES for region in ("DD", "RDD"))
 # _FITS[position][char]: the sequences that allow `char` at `position`, as a bit mask (bit i: _SEQUENCES[i]).
 _FITS = tuple(
     {char: sum(1 << i for i, allowed in enumerate(column) if char in allowed) for char in ALPHABET}

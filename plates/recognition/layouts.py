@@ -12,8 +12,8 @@ cannot choose for it: a square plate's text has a one-line plate's format.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -62,6 +62,8 @@ def likeliest(readings: Sequence[Reading], plate_of: Sequence[int]) -> list[int]
         if chosen is None or reading.confidence > readings[chosen].confidence:
             best[int(plate)] = index
     if sorted(best) != list(range(len(best))) or len(readings) != len(plate_of):
-        raise ValueError(f"readings of plates {sorted(best)} from {len(readings)} readings of {len(plate_of)}: "
-                         "every plate from 0 on must have one")
+        raise ValueError(
+            f"readings of plates {sorted(best)} from {len(readings)} readings of {len(plate_of)}: "
+            "every plate from 0 on must have one"
+        )
     return [best[plate] for plate in range(len(best))]

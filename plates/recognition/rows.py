@@ -5,7 +5,7 @@ more than that: the joined frames are one sequence, and the decoder's grammar re
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch

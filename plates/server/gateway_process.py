@@ -14,7 +14,7 @@ from pathlib import Path
 
 from plates.exceptions import SettingsError
 from plates.gateway.settings import add_arguments, settings_from
-from plates.server.process import ChildProcess
+from plates.server.child_process import ChildProcess
 
 
 class GatewayProcess(ChildProcess):

@@ -17,12 +17,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from plates.build.paths import DEFAULT_REPOSITORY, PROJECT_ROOT
+from plates.client.readiness import wait_for_server
 from plates.exceptions import ServerUnavailableError
-from plates.export import DEFAULT_REPOSITORY
-from plates.readiness import wait_for_server
+from plates.server.child_process import EXIT_TIMEOUT_S, TritonProcess, new_shm_prefix, shm_flag
 from plates.server.options import admin_key, serving_flags
-from plates.server.process import EXIT_TIMEOUT_S, TritonProcess, new_shm_prefix, shm_flag
-from plates.weights import PROJECT_ROOT
 
 STAND_IN_BACKENDS = PROJECT_ROOT / "backends"
 
@@ -87,8 +86,11 @@ def exit_reason(log_file: Path | None) -> str:
     """Why Triton exited, in its own last fatal words in its log; '' where it has none."""
     if log_file is None or not Path(log_file).exists():
         return ""
-    reasons = [match.group("logged") or match.group("printed")
-               for match in map(FATAL_LINE.match, Path(log_file).read_text(errors="replace").splitlines()) if match]
+    reasons = [
+        match.group("logged") or match.group("printed")
+        for match in map(FATAL_LINE.match, Path(log_file).read_text(errors="replace").splitlines())
+        if match
+    ]
     return reasons[-1].strip() if reasons else ""
 
 
@@ -210,7 +212,7 @@ class LocalServer:
             shm_flag(shm_prefix),
         ]
 
-    def start(self, wait_until_ready: bool = True, timeout: float = 300.0) -> "LocalServer":
+    def start(self, wait_until_ready: bool = True, timeout: float = 300.0) -> LocalServer:
         """Start tritonserver (again, after stop() or kill()), each time with a fresh shared-memory prefix."""
         ports = {"http": self.http_port, "grpc": self.grpc_port, "metrics": self.metrics_port}
         taken = taken_ports(self.host, ports)
@@ -259,7 +261,7 @@ class LocalServer:
             self._workdir = None
         return code
 
-    def __enter__(self) -> "LocalServer":
+    def __enter__(self) -> LocalServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

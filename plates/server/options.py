@@ -14,7 +14,7 @@
   that can read tritonserver's /proc/PID/cmdline can read it (docs/security.md).
 - Shared memory sized for the largest request: the Python backend gives each model instance a region in /dev/shm
   that grows to the largest tensors it has held and never shrinks. The default 1 MiB start and 1 MiB steps would
-  grow a 48 MiB photo (plates.images.MAX_SIDE squared, times 3) in 48 steps; 64 MiB steps grow it in one, and the
+  grow a 48 MiB photo (plates.photos.pixels.MAX_SIDE squared, times 3) in 48 steps; 64 MiB steps grow it in one, and the
   regions of all four stubs together stay well inside the 512 MiB /dev/shm of compose and the Deployment.
 """
 

@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 
-from plates.server.process import remove_shm
+from plates.server.child_process import remove_shm
 
 
 def main(argv: list[str]) -> int:

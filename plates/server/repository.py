@@ -6,7 +6,7 @@ Standard library only, like the health check. The API is closed to everybody wit
 
 Tried on Triton 2.51 with this repository (docs/health.md, Healing): a `load` of a model whose stub died is a no-op
 (its files are unchanged), so a reload is an `unload`, then a `load`. The unload only begins the model's unloading,
-which may never end (a dead stub's version, see plates.server.process); the load does not wait for it, and answers
+which may never end (a dead stub's version, see plates.server.child_process); the load does not wait for it, and answers
 once the new version is loaded and warmed by its config's model_warmup, before Triton sends it any request.
 """
 
@@ -16,9 +16,9 @@ import json
 import urllib.error
 import urllib.request
 
+from plates.client.health import error_text
+from plates.client.readiness import normalize_url
 from plates.exceptions import ModelLoadError
-from plates.readiness import normalize_url
-from plates.server.health import error_text
 from plates.server.options import ADMIN_HEADER
 
 # A stub's start imports PyTorch: 2 to 10 s on the 2-core machine under load. This only bounds a load that hangs.
@@ -28,10 +28,14 @@ LOAD_TIMEOUT_S = 120.0
 # photo yolo's config warms with (warmup/photo beside each), sent through every model as a client's file is.
 RELOAD_WARMUP = {
     "plate_recognition": [
-        {"name": "photo", "batch_size": 1, "count": 3,
-         "inputs": {"image_bytes": {"data_type": "TYPE_STRING", "dims": [1], "input_data_file": "photo"}}},
+        {
+            "name": "photo",
+            "batch_size": 1,
+            "count": 3,
+            "inputs": {"image_bytes": {"data_type": "TYPE_STRING", "dims": [1], "input_data_file": "photo"}},
+        },
     ],
-}  # fmt: skip
+}
 
 
 def reload_model(url: str, key: str, model: str, timeout: float = LOAD_TIMEOUT_S) -> None:
@@ -61,4 +65,3 @@ def _call(url: str, path: str, key: str | None, body: dict | None, timeout: floa
         return json.loads(answer) if answer else {}
     except ValueError as error:
         raise ModelLoadError(f"{path}: answered what is not JSON: {answer[:100]!r}") from error
-

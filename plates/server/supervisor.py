@@ -3,7 +3,7 @@
 Triton 2.51 never restarts a Python model's stub that died, and keeps saying ready. So every `tick` the supervisor
 looks at the stubs of the models that had one when the server became ready (its children): one that has exited, or
 is a zombie, or is gone, is a dead model, whatever the load. Every `interval` seconds it also asks every model for an
-answer (plates.server.health), except those that served client requests without a failure since its last check; a
+answer (plates.client.health), except those that served client requests without a failure since its last check; a
 model whose failures rose without a success since then is dead even where its queue refuses the probe. A dead stub
 acts at once; failed checks act after `failures` in a row. With the defaults a killed stub is acted on within
 `tick` (0.5 s) of its death, and a model that fails without dying within interval * failures + the check's timeout
@@ -22,7 +22,7 @@ A stub killed while it held a request stays a zombie under Triton 2.51, with the
 process): nothing but Triton can reap it, and Triton never does. The supervisor says so in its log; the version's
 shared memory and the zombie go when the server stops.
 
-At each tick it writes its verdict for the other callers of plates.server.health (the HEALTHCHECK, the gateway's
+At each tick it writes its verdict for the other callers of plates.client.health (the HEALTHCHECK, the gateway's
 /readyz and so the Kubernetes probes): "starting" until a fresh server is warm (plates.server.warmup, whose probes
 are its first check), "reloading: why" for each model it loads again, then the last check's report, and why while it
 restarts Triton.
@@ -44,15 +44,14 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Protocol
 
 import psutil
 
-from plates.exceptions import PlatesError, ServerUnavailableError, SettingsError
-from plates.readiness import wait_for_server
-from plates.server.health import (
+from plates.client.health import (
     EXERCISED,
     RELOADING,
     HealthReport,
@@ -62,10 +61,12 @@ from plates.server.health import (
     remove_verdict,
     write_verdict,
 )
-from plates.server.options import admin_key, serving_flags
+from plates.client.readiness import wait_for_server
+from plates.exceptions import PlatesError, ServerUnavailableError, SettingsError
+from plates.inference.stubs import exited, stubs
+from plates.server.child_process import EXIT_TIMEOUT_S, ChildProcess, TritonProcess, new_shm_prefix, shm_flag
 from plates.server.gateway_process import GatewayProcess
-from plates.server.process import EXIT_TIMEOUT_S, ChildProcess, TritonProcess, new_shm_prefix, shm_flag
-from plates.server.processes import exited, stubs
+from plates.server.options import admin_key, serving_flags
 from plates.server.repository import reload_model
 from plates.server.warmup import warm_up
 
@@ -195,8 +196,9 @@ class Supervisor:
                 self.log(f"supervisor: reloading {model} failed: {error}")
                 return False
         report = self.probe(self.server.url)
-        self.log(f"supervisor: reloaded {', '.join(models)} in {time.monotonic() - started:.1f} s; "
-                 f"then {report.summary()}")  # fmt: skip
+        self.log(
+            f"supervisor: reloaded {', '.join(models)} in {time.monotonic() - started:.1f} s; then {report.summary()}"
+        )
         if not report.healthy:
             return False
         self.reloads += 1
@@ -204,8 +206,10 @@ class Supervisor:
         self.publish(report)
         for stub in failure.dead:
             if stub.is_running():  # a zombie: gone, had Triton reaped it when it unloaded its model
-                self.log(f"supervisor: Triton keeps the dead stub (pid {stub.pid}) unreaped until it stops: Triton "
-                         "2.51 never finishes unloading a version whose stub died holding a request")  # fmt: skip
+                self.log(
+                    f"supervisor: Triton keeps the dead stub (pid {stub.pid}) unreaped until it stops: Triton "
+                    "2.51 never finishes unloading a version whose stub died holding a request"
+                )
         return True
 
     def warm_up(self) -> None:
@@ -253,8 +257,9 @@ class Supervisor:
             if dead:
                 return Failure(
                     "; ".join(f"the stub of {model} (pid {stub.pid}) exited" for model, stub in dead),
-                    in_reload_order({model for model, _ in dead}), tuple(stub for _, stub in dead),
-                )  # fmt: skip
+                    in_reload_order({model for model, _ in dead}),
+                    tuple(stub for _, stub in dead),
+                )
             if check is None and time.monotonic() >= next_check:
                 check = checks.submit(self.check, self.server.url)
             if check is not None and check.done():
@@ -270,7 +275,7 @@ class Supervisor:
         return None
 
     def publish(self, verdict: HealthReport) -> None:
-        """Write the verdict for the other callers of plates.server.health. A folder that cannot be written costs
+        """Write the verdict for the other callers of plates.client.health. A folder that cannot be written costs
         them the supervisor's evidence (they probe instead), never the watch; it is logged once."""
         self.verdict = verdict
         try:
@@ -302,7 +307,7 @@ class CommandServer:
     def pid(self) -> int | None:
         return None if self.triton is None else self.triton.pid
 
-    def start(self, wait_until_ready: bool = True, timeout: float = READY_TIMEOUT_S) -> "CommandServer":
+    def start(self, wait_until_ready: bool = True, timeout: float = READY_TIMEOUT_S) -> CommandServer:
         prefix = new_shm_prefix()
         self.triton = TritonProcess([*self.command, *serving_flags(self.admin_key), shm_flag(prefix)], prefix)
         self.triton.start()

@@ -16,25 +16,17 @@ Triton's binary tensor extension over HTTP.
 from __future__ import annotations
 
 import json
-import struct
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
-from plates.readiness import normalize_url
-from plates.server.health import HealthReport, probe_models
+from plates.build.warmup import PHOTO, bytes_element
+from plates.client.health import HealthReport, probe_models
+from plates.client.readiness import normalize_url
 
-PHOTO = Path(__file__).with_name("warmup_photo.jpg")
 REQUESTS = 3  # TorchScript reaches its steady time on the third run of a shape
 REFUSED = 503
 REFUSED_PAUSE_S = 0.1
-
-
-def bytes_element(data: bytes) -> bytes:
-    """`data` as one element of a BYTES tensor, as Triton reads it from a binary body or a model_warmup file: its
-    length (4 bytes, little-endian), then its bytes."""
-    return struct.pack("<I", len(data)) + data
 
 
 def warm_up(url: str, requests: int = REQUESTS, timeout: float = 30.0) -> tuple[str, HealthReport]:
@@ -54,15 +46,24 @@ def send_photo(url: str, requests: int, timeout: float) -> str:
     started = time.monotonic()
     tensor = bytes_element(PHOTO.read_bytes())
     # Every output, binary, as PlatesClient asks for them: the answer warmed is the one clients get.
-    header = json.dumps({
-        "inputs": [{"name": "image_bytes", "datatype": "BYTES", "shape": [1],
-                    "parameters": {"binary_data_size": len(tensor)}}],
-        "parameters": {"binary_data_output": True},
-    }).encode()  # fmt: skip
+    header = json.dumps(
+        {
+            "inputs": [
+                {
+                    "name": "image_bytes",
+                    "datatype": "BYTES",
+                    "shape": [1],
+                    "parameters": {"binary_data_size": len(tensor)},
+                }
+            ],
+            "parameters": {"binary_data_output": True},
+        }
+    ).encode()
     request = urllib.request.Request(
-        f"{normalize_url(url)}/v2/models/plate_recognition/infer", data=header + tensor,
+        f"{normalize_url(url)}/v2/models/plate_recognition/infer",
+        data=header + tensor,
         headers={"Content-Type": "application/octet-stream", "Inference-Header-Content-Length": str(len(header))},
-    )  # fmt: skip
+    )
     answered = refused = 0
     while answered < requests:
         try:

@@ -53,8 +53,9 @@ def jitter_box(box: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     w, h = x2 - x1, y2 - y1
     dx = rng.normal(0, BOX_JITTER[0] * w, 2).clip(-2.5 * BOX_JITTER[0] * w, 2.5 * BOX_JITTER[0] * w)
     dy = rng.normal(0, BOX_JITTER[1] * h, 2).clip(-2.5 * BOX_JITTER[1] * h, 2.5 * BOX_JITTER[1] * h)
-    return np.array([x1 + dx[0], y1 + dy[0], max(x2 + dx[1], x1 + dx[0] + 2), max(y2 + dy[1], y1 + dy[0] + 2)],
-                    np.float32)
+    return np.array(
+        [x1 + dx[0], y1 + dy[0], max(x2 + dx[1], x1 + dx[0] + 2), max(y2 + dy[1], y1 + dy[0] + 2)], np.float32
+    )
 
 
 def random_variant(rng: np.random.Generator) -> CropVariant:
@@ -151,8 +152,12 @@ def to_crop(region: np.ndarray, lines: int = 1, layout: str = "side-by-side") ->
 
 
 def synthetic_crop(
-    plate: np.ndarray, rng: np.random.Generator, backgrounds: list[np.ndarray], enlarge_share: float = ENLARGE_SHARE,
-    lines: int = 1, layout: str = "side-by-side",
+    plate: np.ndarray,
+    rng: np.random.Generator,
+    backgrounds: list[np.ndarray],
+    enlarge_share: float = ENLARGE_SHARE,
+    lines: int = 1,
+    layout: str = "side-by-side",
 ) -> np.ndarray:
     """A flat plate (plates.training.synthetic.render_plate) of `lines` rows as the served pipeline would cut it from
     a photo. A plate narrower than type 1's 520 mm (a two-line one) is as much narrower in the frame."""
@@ -177,8 +182,7 @@ def synthetic_crop(
     source = np.array([[0, 0], [flat.shape[1], 0], [flat.shape[1], flat.shape[0]], [0, flat.shape[0]]], np.float32)
     homography = cv2.getPerspectiveTransform(source, target.astype(np.float32))
     scene = _background(small, backgrounds, rng)
-    cv2.warpPerspective(flat, homography, small, dst=scene, flags=cv2.INTER_LINEAR,
-                        borderMode=cv2.BORDER_TRANSPARENT)
+    cv2.warpPerspective(flat, homography, small, dst=scene, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_TRANSPARENT)
     scene = _degrade(_photometric(scene, rng), rng)
     if enlarge > 1:
         scene = cv2.resize(scene, size, interpolation=cv2.INTER_LINEAR)
@@ -186,8 +190,9 @@ def synthetic_crop(
     return to_crop(scene, lines, layout)
 
 
-def _shrunk_cut(photo: np.ndarray, box: np.ndarray, plate_width: float, rng: np.random.Generator,
-                cut, lines: int, layout: str) -> np.ndarray:
+def _shrunk_cut(
+    photo: np.ndarray, box: np.ndarray, plate_width: float, rng: np.random.Generator, cut, lines: int, layout: str
+) -> np.ndarray:
     """A real plate `plate_width` px wide in the frame, half the time shrunk (a smaller plate, down to the smallest
     of PLATE_WIDTHS), its box jittered as a detector's, cut by `cut(photo, box, variant)` with a random variant, and
     half the time lit and degraded as synthetic plates are."""
@@ -207,13 +212,15 @@ def _shrunk_cut(photo: np.ndarray, box: np.ndarray, plate_width: float, rng: np.
     return to_crop(region, lines, layout)
 
 
-def real_crop(photo: np.ndarray, box: np.ndarray, rng: np.random.Generator, lines: int = 1,
-              layout: str = "side-by-side") -> np.ndarray:
+def real_crop(
+    photo: np.ndarray, box: np.ndarray, rng: np.random.Generator, lines: int = 1, layout: str = "side-by-side"
+) -> np.ndarray:
     """A real photo's plate of `lines` rows cut as the served pipeline would cut it (from the photo rescaled to the
     frame), augmented as `_shrunk_cut` says."""
     plate_width = float(box[2] - box[0]) * 1920 / photo.shape[1]
-    return _shrunk_cut(photo, box, plate_width, rng, lambda image, b, v: cut_crops(image, b[None], [v])[0], lines,
-                       layout)
+    return _shrunk_cut(
+        photo, box, plate_width, rng, lambda image, b, v: cut_crops(image, b[None], [v])[0], lines, layout
+    )
 
 
 # A tight crop of a plate (rfplates/crops) has nothing around it to cut a pad or a margin from: its edges are

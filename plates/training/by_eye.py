@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import cv2
 import numpy as np
@@ -121,7 +121,7 @@ def plate_picture(photo: np.ndarray, box: Sequence[float] | None, width: int, he
         dx, dy = (x2 - x1) * MARGIN[0], (y2 - y1) * MARGIN[1]
         left, top = max(0, int(x1 - dx)), max(0, int(y1 - dy))
         right, bottom = min(photo.shape[1], int(np.ceil(x2 + dx))), min(photo.shape[0], int(np.ceil(y2 + dy)))
-        photo = photo[top:max(bottom, top + 1), left:max(right, left + 1)]
+        photo = photo[top : max(bottom, top + 1), left : max(right, left + 1)]
     scale = min(width / photo.shape[1], height / photo.shape[0], MAX_ENLARGE)
     size = (max(1, round(photo.shape[1] * scale)), max(1, round(photo.shape[0] * scale)))
     return cv2.resize(photo, size, interpolation=cv2.INTER_CUBIC if scale > 1 else cv2.INTER_AREA)
@@ -141,8 +141,13 @@ def sheet(tiles: Sequence[Tile], data_dir: Path, captions: dict[str, str] | None
         picture[y : y + plate.shape[0], x : x + plate.shape[1]] = plate
         caption = tile.id + (f"   {captions[tile.id]}" if captions and tile.id in captions else "")
         cv2.putText(picture, caption, (x, y - 7), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 0, 220), 2, cv2.LINE_AA)
-        cv2.rectangle(picture, (column * TILE_WIDTH, row * TILE_HEIGHT),
-                      ((column + 1) * TILE_WIDTH - 1, (row + 1) * TILE_HEIGHT - 1), (200, 200, 200), 1)
+        cv2.rectangle(
+            picture,
+            (column * TILE_WIDTH, row * TILE_HEIGHT),
+            ((column + 1) * TILE_WIDTH - 1, (row + 1) * TILE_HEIGHT - 1),
+            (200, 200, 200),
+            1,
+        )
     return picture
 
 
@@ -200,7 +205,9 @@ def load_labels(path: Path) -> list[Label]:
     labels = []
     for number, row in enumerate(document["labels"]):
         if row.get("status") not in STATUSES:
-            raise ReadingError(f"{path} label {number}: status must be one of {', '.join(STATUSES)}, got {row.get('status')!r}")
+            raise ReadingError(
+                f"{path} label {number}: status must be one of {', '.join(STATUSES)}, got {row.get('status')!r}"
+            )
         box = None if row.get("box") is None else tuple(float(v) for v in row["box"])
         labels.append(Label(row["image"], box, row["status"], row.get("text"), int(row.get("lines", 1))))
     return labels

@@ -41,12 +41,12 @@ class CropSet:
         np.savez(path, images=self.images, texts=np.array(self.texts), lines=self.lines)
 
     @classmethod
-    def load(cls, path: Path) -> "CropSet":
+    def load(cls, path: Path) -> CropSet:
         with np.load(path) as data:
             return cls(data["images"], [str(t) for t in data["texts"]], data["lines"] if "lines" in data else None)
 
     @classmethod
-    def of(cls, crops: list[np.ndarray], texts: list[str]) -> "CropSet":
+    def of(cls, crops: list[np.ndarray], texts: list[str]) -> CropSet:
         """Crops of one row (94 px wide) or two apart (188 px) as a set, one-line crops padded to the widest."""
         return cls(widened(np.stack, crops), texts, np.array([crop.shape[1] // CROP_WIDTH for crop in crops]))
 
@@ -107,8 +107,13 @@ def _init_worker(backgrounds: list[np.ndarray]) -> None:
 TWO_LINE_SHARE = 0.15
 
 
-def synthetic_sample(seed: int, index: int, enlarge_share: float = ENLARGE_SHARE, layout: str = "side-by-side",
-                     two_line_share: float = TWO_LINE_SHARE) -> tuple[np.ndarray, str]:
+def synthetic_sample(
+    seed: int,
+    index: int,
+    enlarge_share: float = ENLARGE_SHARE,
+    layout: str = "side-by-side",
+    two_line_share: float = TWO_LINE_SHARE,
+) -> tuple[np.ndarray, str]:
     rng = np.random.default_rng([seed, index])
     style = random_two_line_format(rng) if rng.random() < two_line_share else random_format(rng)
     text = random_text(style, rng)
@@ -122,14 +127,20 @@ def _synthetic_chunk(args: tuple[int, int, int, float, str, float]) -> list[tupl
 
 
 def synthetic_set(
-    count: int, seed: int, backgrounds: list[np.ndarray], processes: int = 2, enlarge_share: float = ENLARGE_SHARE,
-    layout: str = "side-by-side", two_line_share: float = TWO_LINE_SHARE,
+    count: int,
+    seed: int,
+    backgrounds: list[np.ndarray],
+    processes: int = 2,
+    enlarge_share: float = ENLARGE_SHARE,
+    layout: str = "side-by-side",
+    two_line_share: float = TWO_LINE_SHARE,
 ) -> CropSet:
     """`count` synthetic crops, sample i drawn from generator (seed, i), `two_line_share` of them two-line plates
     laid out as `layout` (plates.recognition.crops.TWO_LINE_LAYOUTS) says."""
     _init_worker(backgrounds)
-    chunks = [(seed, start, min(start + 500, count), enlarge_share, layout, two_line_share)
-              for start in range(0, count, 500)]
+    chunks = [
+        (seed, start, min(start + 500, count), enlarge_share, layout, two_line_share) for start in range(0, count, 500)
+    ]
     if processes > 1:
         with multiprocessing.get_context("fork").Pool(processes) as pool:
             parts = pool.map(_synthetic_chunk, chunks)
@@ -143,8 +154,9 @@ def synthetic_set(
 SERVED_CUT = CropVariant(0.1, 0.03)
 
 
-def served_cut(image: np.ndarray, box: tuple[float, ...] | None, lines: int = 1,
-               layout: str = "side-by-side") -> np.ndarray:
+def served_cut(
+    image: np.ndarray, box: tuple[float, ...] | None, lines: int = 1, layout: str = "side-by-side"
+) -> np.ndarray:
     """The plate cut as the served pipeline's first look cuts it; `box` None: `image` is a tight crop of it."""
     if box is None:
         photo, tight = tight_as_photo(image)
@@ -152,8 +164,9 @@ def served_cut(image: np.ndarray, box: tuple[float, ...] | None, lines: int = 1,
     return to_crop(cut_crops(image, np.array([box], np.float32), [SERVED_CUT])[0], lines, layout)
 
 
-def real_set(plates: list[RealPlate], per_plate: int, seed: int, augment: bool = True,
-             layout: str = "side-by-side") -> CropSet:
+def real_set(
+    plates: list[RealPlate], per_plate: int, seed: int, augment: bool = True, layout: str = "side-by-side"
+) -> CropSet:
     """Each plate cut `per_plate` times with random boxes, variants and looks (or once, as served, unaugmented);
     two-line plates laid out as `layout` says."""
     images, texts = [], []

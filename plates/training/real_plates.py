@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import cv2
 import numpy as np
 
-from plates.evaluation import load_yolo
+from plates.evaluation.manifests import load_yolo
 from plates.training.by_eye import Label
 
 SPLITS = ("train", "val", "test")

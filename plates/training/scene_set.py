@@ -21,9 +21,9 @@ import json
 import multiprocessing
 import os
 import shutil
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import cv2
 import numpy as np
@@ -67,23 +67,32 @@ def counts_of(total: Counts, val_share: float) -> dict[str, Counts]:
     return {"train": Counts(*(total.of(kind) - val.of(kind) for kind in KINDS)), "val": val}
 
 
-def scene_at(photos: Sequence[Photo], kind: str, split: str, index: int, seed: int,
-             extra_plates: int = EXTRA_PLATES) -> Scene:
+def scene_at(
+    photos: Sequence[Photo], kind: str, split: str, index: int, seed: int, extra_plates: int = EXTRA_PLATES
+) -> Scene:
     """Scene `index` of `kind` in `split`: photos drawn from its generator until one gives one."""
     rng = np.random.default_rng([seed, SPLITS.index(split), KINDS.index(kind), index])
     for _ in range(TRIES):
         photo = photos[int(rng.integers(len(photos)))]
-        scene = (pasted_scene(photo, rng, extra_plates=extra_plates) if kind == "pasted"
-                 else {"closeup": closeup, "background": background}[kind](photo, rng))
+        scene = (
+            pasted_scene(photo, rng, extra_plates=extra_plates)
+            if kind == "pasted"
+            else {"closeup": closeup, "background": background}[kind](photo, rng)
+        )
         if scene is not None:
             return scene
     raise ValueError(f"no {kind} scene from {TRIES} photos of {split}: no plate leaves room for one")
 
 
 def _record(image: str, kind: str, source: Path, plates: Sequence[ScenePlate]) -> dict:
-    return {"image": image, "kind": kind, "source": str(source),
-            "plates": [{"box": [round(v, 2) for v in p.box], "class": p.cls, "text": p.text, "style": p.style}
-                       for p in plates]}
+    return {
+        "image": image,
+        "kind": kind,
+        "source": str(source),
+        "plates": [
+            {"box": [round(v, 2) for v in p.box], "class": p.cls, "text": p.text, "style": p.style} for p in plates
+        ],
+    }
 
 
 def _write_scene(out: Path, split: str, name: str, scene: Scene) -> dict:
@@ -113,14 +122,24 @@ _JOB: dict = {}  # what the workers share: set before forking
 def _write_chunk(chunk: tuple[str, str, int, int]) -> list[dict]:
     split, kind, start, stop = chunk
     photos, out, seed = _JOB["photos"][split], _JOB["out"], _JOB["seed"]
-    return [_write_scene(out, split, f"{kind}_{index:06d}", scene_at(photos, kind, split, index, seed,
-                                                                   _JOB["extra_plates"]))
-            for index in range(start, stop)]
+    return [
+        _write_scene(
+            out, split, f"{kind}_{index:06d}", scene_at(photos, kind, split, index, seed, _JOB["extra_plates"])
+        )
+        for index in range(start, stop)
+    ]
 
 
-def write_scene_set(splits: dict[str, list[Photo]], out: Path, counts: dict[str, Counts], seed: int,
-                    processes: int = 1, originals: bool = True, extra_plates: int = EXTRA_PLATES,
-                    log: Callable[[str], None] = print) -> list[dict]:
+def write_scene_set(
+    splits: dict[str, list[Photo]],
+    out: Path,
+    counts: dict[str, Counts],
+    seed: int,
+    processes: int = 1,
+    originals: bool = True,
+    extra_plates: int = EXTRA_PLATES,
+    log: Callable[[str], None] = print,
+) -> list[dict]:
     """Write the set (the module says what) and return its records. A set written before in `out` (its scenes.json
     says so) is replaced whole; ValueError where `out` holds images of anything else."""
     out = Path(out)
@@ -133,8 +152,12 @@ def write_scene_set(splits: dict[str, list[Photo]], out: Path, counts: dict[str,
         for split in SPLITS:
             (out / folder / split).mkdir(parents=True, exist_ok=True)
     _JOB.update(photos=splits, out=out, seed=seed, extra_plates=extra_plates)
-    chunks = [(split, kind, start, min(start + CHUNK, counts[split].of(kind)))
-              for split in SPLITS for kind in KINDS for start in range(0, counts[split].of(kind), CHUNK)]
+    chunks = [
+        (split, kind, start, min(start + CHUNK, counts[split].of(kind)))
+        for split in SPLITS
+        for kind in KINDS
+        for start in range(0, counts[split].of(kind), CHUNK)
+    ]
     records: list[dict] = []
     if processes > 1:
         with multiprocessing.get_context("fork").Pool(processes) as pool:
@@ -152,9 +175,13 @@ def write_scene_set(splits: dict[str, list[Photo]], out: Path, counts: dict[str,
 
 
 def _manifest(records: Sequence[dict], keep: Callable[[dict], bool] = lambda plate: True) -> list[dict]:
-    return [{"image": record["image"],
-             "plates": [{"box": p["box"], "text": p["text"]} for p in record["plates"] if keep(p)]}
-            for record in records]
+    return [
+        {
+            "image": record["image"],
+            "plates": [{"box": p["box"], "text": p["text"]} for p in record["plates"] if keep(p)],
+        }
+        for record in records
+    ]
 
 
 def _write_manifests(out: Path, records: list[dict], val_photos: Sequence[Photo]) -> None:
@@ -180,7 +207,10 @@ def rendered_plates(out: Path, split: str = "train", cls: int = TWO_LINE) -> lis
     plates: a photo's own and a close-up's are real, and those are read by eye (labels/), not here."""
     records = json.loads((out / "scenes.json").read_text())
     lines = 2 if cls == TWO_LINE else 1
-    return [RealPlate(str(out / record["image"]), tuple(plate["box"]), plate["text"], lines)
-            for record in records
-            if record["kind"] == "pasted" and record["image"].startswith(f"images/{split}/")
-            for plate in record["plates"] if plate["class"] == cls and plate["text"]]
+    return [
+        RealPlate(str(out / record["image"]), tuple(plate["box"]), plate["text"], lines)
+        for record in records
+        if record["kind"] == "pasted" and record["image"].startswith(f"images/{split}/")
+        for plate in record["plates"]
+        if plate["class"] == cls and plate["text"]
+    ]

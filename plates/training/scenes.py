@@ -41,14 +41,15 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import cv2
 import numpy as np
 
-from plates.evaluation import iou, load_yolo_photo
+from plates.evaluation.manifests import load_yolo_photo
+from plates.evaluation.scoring import iou
 from plates.training import synthetic
 from plates.training.augment import plate_corners
 from plates.training.by_eye import Label
@@ -111,8 +112,9 @@ class Scene:
 # Photos, and their split
 
 
-def _with_labels(path: Path, boxes: Iterable[Sequence[float]], labels: Sequence[Label], data_dir: Path
-                 ) -> tuple[ScenePlate, ...]:
+def _with_labels(
+    path: Path, boxes: Iterable[Sequence[float]], labels: Sequence[Label], data_dir: Path
+) -> tuple[ScenePlate, ...]:
     """The photo's boxes as plates, with the lines and text read by eye where a label's box is the same box; a box
     read as no plate at all is left out."""
     try:
@@ -130,13 +132,16 @@ def _with_labels(path: Path, boxes: Iterable[Sequence[float]], labels: Sequence[
     return tuple(plates)
 
 
-def load_photos(detect_dir: Path, rfplates_dir: Path, e2e_manifest: Path, labels: Sequence[Label], data_dir: Path,
-                log=print) -> list[Photo]:
+def load_photos(
+    detect_dir: Path, rfplates_dir: Path, e2e_manifest: Path, labels: Sequence[Label], data_dir: Path, log=print
+) -> list[Photo]:
     """Every photo scenes may be drawn from, with its plates: detect's training photos and rfplates' scenes, never a
     held-out photo or a copy of one."""
     looks = held_out_looks(detect_dir, e2e_manifest)
-    photos = [Photo(path, _with_labels(path, boxes, labels, data_dir), look_hash(path))
-              for path, boxes in training_photos(detect_dir, e2e_manifest)]
+    photos = [
+        Photo(path, _with_labels(path, boxes, labels, data_dir), look_hash(path))
+        for path, boxes in training_photos(detect_dir, e2e_manifest)
+    ]
     copies = 0
     rfplates_dir = Path(rfplates_dir)
     for image in sorted((rfplates_dir / "images").iterdir()):
@@ -190,8 +195,11 @@ def split_photos(photos: Sequence[Photo], val_share: float) -> dict[str, list[Ph
     group holding a plate of the recognizer's test split (plates.training.real_plates.split_of) goes to val whatever
     its hash: the photos that score the recognizer on plates it never saw are never the detector's to learn either."""
     groups = photo_groups(photos)
-    tested = {group for photo, group in zip(photos, groups)
-              if any(plate.text and split_of(plate.text) == "test" for plate in photo.plates)}
+    tested = {
+        group
+        for photo, group in zip(photos, groups)
+        if any(plate.text and split_of(plate.text) == "test" for plate in photo.plates)
+    }
     splits: dict[str, list[Photo]] = {"train": [], "val": []}
     for photo, group in zip(photos, groups):
         splits["val" if group_bucket(group) < val_share or group in tested else "train"].append(photo)
@@ -214,16 +222,19 @@ def _in_frame(corners: np.ndarray, width: int, height: int) -> bool:
 def _overlaps(box: Sequence[float], others: Iterable[Sequence[float]], margin: float = 0.1) -> bool:
     x1, y1, x2, y2 = box
     grow_x, grow_y = margin * (x2 - x1), margin * (y2 - y1)
-    return any(x1 - grow_x < o[2] and o[0] < x2 + grow_x and y1 - grow_y < o[3] and o[1] < y2 + grow_y
-               for o in others)
+    return any(x1 - grow_x < o[2] and o[0] < x2 + grow_x and y1 - grow_y < o[3] and o[1] < y2 + grow_y for o in others)
 
 
 def _grown(box: Sequence[float], share: float, width: int, height: int) -> tuple[int, int, int, int]:
     """`box` grown by `share` of its size on every side, in whole pixels within width x height."""
     x1, y1, x2, y2 = box
     dx, dy = share * (x2 - x1) + 2, share * (y2 - y1) + 2
-    return (max(0, math.floor(x1 - dx)), max(0, math.floor(y1 - dy)), min(width, math.ceil(x2 + dx)),
-            min(height, math.ceil(y2 + dy)))
+    return (
+        max(0, math.floor(x1 - dx)),
+        max(0, math.floor(y1 - dy)),
+        min(width, math.ceil(x2 + dx)),
+        min(height, math.ceil(y2 + dy)),
+    )
 
 
 def erase(image: np.ndarray, box: Sequence[float]) -> None:
@@ -388,8 +399,13 @@ def _corners_over(box: Sequence[float], plate: np.ndarray, two_line: bool, rng: 
     return corners + [(x1 + x2) / 2, (y1 + y2) / 2]
 
 
-def _corners_elsewhere(image_size: tuple[int, int], plate: np.ndarray, taken: Sequence[Sequence[float]],
-                       rng: np.random.Generator, tries: int = 30) -> np.ndarray | None:
+def _corners_elsewhere(
+    image_size: tuple[int, int],
+    plate: np.ndarray,
+    taken: Sequence[Sequence[float]],
+    rng: np.random.Generator,
+    tries: int = 30,
+) -> np.ndarray | None:
     """Corners of a rendered plate 14 px to half the photo wide (log-uniform), wholly in the photo and clear of
     every plate in `taken`; None where none of `tries` places is."""
     width, height = image_size
@@ -409,8 +425,13 @@ def _corners_elsewhere(image_size: tuple[int, int], plate: np.ndarray, taken: Se
     return None
 
 
-def pasted_scene(photo: Photo, rng: np.random.Generator, replace_share: float = REPLACE_SHARE,
-                 two_line_share: float = TWO_LINE_SHARE, extra_plates: int = EXTRA_PLATES) -> Scene:
+def pasted_scene(
+    photo: Photo,
+    rng: np.random.Generator,
+    replace_share: float = REPLACE_SHARE,
+    two_line_share: float = TWO_LINE_SHARE,
+    extra_plates: int = EXTRA_PLATES,
+) -> Scene:
     """The photo with rendered plates over some of its real plates and in other places (the module says how)."""
     image = _read(photo.path)
     height, width = image.shape[:2]
@@ -461,8 +482,13 @@ def _read(path: Path) -> np.ndarray:
 # Close-ups
 
 
-def closeup(photo: Photo, rng: np.random.Generator, fill: tuple[float, float] = CLOSEUP_FILL,
-            min_width: float = CLOSEUP_MIN_WIDTH, tries: int = 10) -> Scene | None:
+def closeup(
+    photo: Photo,
+    rng: np.random.Generator,
+    fill: tuple[float, float] = CLOSEUP_FILL,
+    min_width: float = CLOSEUP_MIN_WIDTH,
+    tries: int = 10,
+) -> Scene | None:
     """A window of the photo in which one of its real plates fills `fill` of the width (the module says how); None
     where no plate of the photo can."""
     if not any(p.box[2] - p.box[0] >= min_width for p in photo.plates):
@@ -494,14 +520,19 @@ def closeup(photo: Photo, rng: np.random.Generator, fill: tuple[float, float] = 
     plates = []
     for plate in photo.plates:
         if _visible(plate.box, best) >= VISIBLE:
-            box = (max(plate.box[0], left) - left, max(plate.box[1], top) - top,
-                   min(plate.box[2], right) - left, min(plate.box[3], bottom) - top)
+            box = (
+                max(plate.box[0], left) - left,
+                max(plate.box[1], top) - top,
+                min(plate.box[2], right) - left,
+                min(plate.box[3], bottom) - top,
+            )
             plates.append(ScenePlate(box, plate.lines, plate.text))
     return Scene(np.ascontiguousarray(image[top:bottom, left:right]), plates, photo.path, "closeup")
 
 
-def background(photo: Photo, rng: np.random.Generator, scale: tuple[float, float] = BACKGROUND_SCALE,
-               tries: int = 10) -> Scene | None:
+def background(
+    photo: Photo, rng: np.random.Generator, scale: tuple[float, float] = BACKGROUND_SCALE, tries: int = 10
+) -> Scene | None:
     """A window of the photo beside one of its plates that shows none (the module says how); None where `tries`
     windows all touch a plate or the frame leaves too little of them."""
     if not photo.plates:
@@ -550,6 +581,8 @@ def yolo_rows(plates: Iterable[ScenePlate], width: int, height: int) -> str:
         x1, y1, x2, y2 = plate.box
         if x2 - x1 < 1 or y2 - y1 < 1:
             continue
-        rows.append(f"{plate.cls} {(x1 + x2) / 2 / width:.6f} {(y1 + y2) / 2 / height:.6f} "
-                    f"{(x2 - x1) / width:.6f} {(y2 - y1) / height:.6f}")
+        rows.append(
+            f"{plate.cls} {(x1 + x2) / 2 / width:.6f} {(y1 + y2) / 2 / height:.6f} "
+            f"{(x2 - x1) / width:.6f} {(y2 - y1) / height:.6f}"
+        )
     return "".join(row + "\n" for row in rows)

@@ -89,15 +89,41 @@ class TwoLineStyle:
 
 TWO_LINE_STYLES: dict[str, TwoLineStyle] = {
     # Type 1A: A 123 / BC 77 RUS, white, with the flag.
-    "square": TwoLineStyle("LDDD", "LL", ((290, 170),), (0.04, 0.9, 0.42, 0.34), (0.04, 0.53, 0.88, 0.3),
-                           (0.55, 0.49, 0.985, 0.975), (1, 3), rus_share=1.0, black_share=0.0),
+    "square": TwoLineStyle(
+        "LDDD",
+        "LL",
+        ((290, 170),),
+        (0.04, 0.9, 0.42, 0.34),
+        (0.04, 0.53, 0.88, 0.3),
+        (0.55, 0.49, 0.985, 0.975),
+        (1, 3),
+        rus_share=1.0,
+        black_share=0.0,
+    ),
     # Type 4: 1234 / AB 77, 190 x 145 since GOST R 50577-2018, 245 x 160 before; type 8 is the military's, black.
-    "motorcycle": TwoLineStyle("DDDD", "LL", ((190, 145), (245, 160)), (0.05, 0.95, 0.45, 0.36),
-                               (0.05, 0.54, 0.88, 0.28), (0.57, 0.52, 0.985, 0.97), (4,), rus_share=0.6,
-                               black_share=0.1),
+    "motorcycle": TwoLineStyle(
+        "DDDD",
+        "LL",
+        ((190, 145), (245, 160)),
+        (0.05, 0.95, 0.45, 0.36),
+        (0.05, 0.54, 0.88, 0.28),
+        (0.57, 0.52, 0.985, 0.97),
+        (4,),
+        rus_share=0.6,
+        black_share=0.1,
+    ),
     # Type 3, tractors and other self-propelled machines: 1234 / AB 77 on 245 x 160 (type 7: the military's).
-    "tractor": TwoLineStyle("DDDD", "LL", ((245, 160),), (0.05, 0.95, 0.44, 0.35), (0.05, 0.54, 0.87, 0.26),
-                            (0.58, 0.54, 0.985, 0.96), (4,), rus_share=0.3, black_share=0.1),
+    "tractor": TwoLineStyle(
+        "DDDD",
+        "LL",
+        ((245, 160),),
+        (0.05, 0.95, 0.44, 0.35),
+        (0.05, 0.54, 0.87, 0.26),
+        (0.58, 0.54, 0.985, 0.96),
+        (4,),
+        rus_share=0.3,
+        black_share=0.1,
+    ),
 }
 # Nine in ten two-line plates met on cars are type 1A (issue 37); motorcycles' and tractors' still get enough.
 TWO_LINE_SHARES = {"square": 0.5, "motorcycle": 0.3, "tractor": 0.2}
@@ -144,7 +170,7 @@ def random_two_line_format(rng: np.random.Generator) -> str:
     return _draw(TWO_LINE_SHARES, rng)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _font(size: int):
     from PIL import ImageFont
 
@@ -153,7 +179,7 @@ def _font(size: int):
     return ImageFont.truetype(str(FONT_PATH), size)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def glyph(char: str, height_px: int) -> np.ndarray:
     """The ink of `char` as a float32 mask cropped to its ink, `height_px` tall (letters and digits alike: the
     caller picks the height of the class)."""
@@ -178,8 +204,16 @@ def _place(mask: np.ndarray, ink: np.ndarray, left: float, top: float, width: fl
     np.maximum(region, ink[: region.shape[0], : region.shape[1]], out=region)
 
 
-def _line(mask: np.ndarray, chars: str, heights: list[float], left: float, right: float, bottom: float,
-          gaps: list[float], squeeze: float) -> None:
+def _line(
+    mask: np.ndarray,
+    chars: str,
+    heights: list[float],
+    left: float,
+    right: float,
+    bottom: float,
+    gaps: list[float],
+    squeeze: float,
+) -> None:
     """Characters bottom-aligned on `bottom`, spread from `left` to at most `right`, squeezed to fit."""
     inks = [glyph(c, max(2, round(h))) for c, h in zip(chars, heights)]
     widths = [ink.shape[1] * squeeze for ink in inks]
@@ -211,10 +245,26 @@ def render_plate(text: str, style_name: str, rng: np.random.Generator) -> np.nda
     separator = rng.uniform(392, 408) * scale
     _line(mask, main, heights, 12 * scale, separator - 6 * scale, rng.uniform(92, 98) * scale, gaps, squeeze)
     region_mm = 58 * rng.uniform(0.9, 1.05) * (0.95 if len(region) == 3 else 1.0)
-    _line(mask, region, [region_mm * scale] * len(region), separator + 5 * scale, width - 8 * scale,
-          (8 + region_mm) * scale, [rng.uniform(2, 6) * scale] * (len(region) - 1), squeeze)
-    _line(mask, "RUS", [rng.uniform(14, 20) * scale] * 3, separator + 8 * scale, width - 40 * scale, 102 * scale,
-          [2 * scale] * 2, 1.0)
+    _line(
+        mask,
+        region,
+        [region_mm * scale] * len(region),
+        separator + 5 * scale,
+        width - 8 * scale,
+        (8 + region_mm) * scale,
+        [rng.uniform(2, 6) * scale] * (len(region) - 1),
+        squeeze,
+    )
+    _line(
+        mask,
+        "RUS",
+        [rng.uniform(14, 20) * scale] * 3,
+        separator + 8 * scale,
+        width - 40 * scale,
+        102 * scale,
+        [2 * scale] * 2,
+        1.0,
+    )
     mask = _vary_strokes(mask, rng)
     # The frame: the plate's rim, a separator before the region, and the region's flag as a tinted band.
     frame = np.zeros_like(mask)
@@ -237,8 +287,9 @@ def _vary_strokes(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return mask
 
 
-def _paint(mask: np.ndarray, background: tuple[int, int, int], ink: tuple[int, int, int],
-           rng: np.random.Generator) -> np.ndarray:
+def _paint(
+    mask: np.ndarray, background: tuple[int, int, int], ink: tuple[int, int, int], rng: np.random.Generator
+) -> np.ndarray:
     """The plate's colours on `mask` (1: ink), float BGR, the background's brightness varied."""
     paper = np.array(background, np.float32) * rng.uniform(0.8, 1.05)
     return paper * (1 - mask[..., None]) + np.array(ink, np.float32) * mask[..., None]
@@ -268,8 +319,16 @@ def _render_two_line(text: str, style: TwoLineStyle, rng: np.random.Generator) -
         heights = [digit * (rng.uniform(0.85, 1.0) if c in LETTERS else 1.0) for c in chars]
         bounds = np.cumsum(groups)[:-1]
         gaps = [group_gap if i + 1 in bounds else gap for i in range(len(chars) - 1)]
-        _line(mask, chars, heights, left * width, right * width, (baseline + rng.uniform(-0.015, 0.015)) * height,
-              gaps, squeeze)
+        _line(
+            mask,
+            chars,
+            heights,
+            left * width,
+            right * width,
+            (baseline + rng.uniform(-0.015, 0.015)) * height,
+            gaps,
+            squeeze,
+        )
 
     row(top, style.top_row, style.top_groups, rng.uniform(0.1, 0.2) * width)
     row(bottom, style.bottom_row, (len(bottom),), gap)
@@ -279,12 +338,28 @@ def _render_two_line(text: str, style: TwoLineStyle, rng: np.random.Generator) -
     # With RUS beneath, the code takes the upper 55 % of its frame; alone, 70 % of it.
     code_top, code_bottom = (0.12, 0.66) if rus else (0.15, 0.85)
     code = (code_bottom - code_top) * box_height * rng.uniform(0.92, 1.03)
-    _line(mask, region, [code] * len(region), left + 0.04 * width, right - 0.03 * width,
-          upper + code_bottom * box_height, [rng.uniform(0.005, 0.02) * width] * (len(region) - 1), squeeze)
+    _line(
+        mask,
+        region,
+        [code] * len(region),
+        left + 0.04 * width,
+        right - 0.03 * width,
+        upper + code_bottom * box_height,
+        [rng.uniform(0.005, 0.02) * width] * (len(region) - 1),
+        squeeze,
+    )
     flag_width = 0.3 * (right - left)
     if rus:
-        _line(mask, "RUS", [0.12 * box_height] * 3, left + 0.08 * width, right - flag_width - 0.04 * width,
-              upper + 0.9 * box_height, [0.01 * width] * 2, 1.0)
+        _line(
+            mask,
+            "RUS",
+            [0.12 * box_height] * 3,
+            left + 0.08 * width,
+            right - flag_width - 0.04 * width,
+            upper + 0.9 * box_height,
+            [0.01 * width] * 2,
+            1.0,
+        )
     mask = _vary_strokes(mask, rng)
     frame = np.zeros_like(mask)
     rim = max(2, round(0.008 * width))
@@ -295,6 +370,11 @@ def _render_two_line(text: str, style: TwoLineStyle, rng: np.random.Generator) -
     plate = _paint(np.maximum(mask, frame), background, ink, rng)
     if rus and not black:
         stripe = 0.055 * box_height
-        _flag(plate, round(right - flag_width - 0.02 * width), upper + 0.9 * box_height - 3 * stripe,
-              round(flag_width), stripe)
+        _flag(
+            plate,
+            round(right - flag_width - 0.02 * width),
+            upper + 0.9 * box_height - 3 * stripe,
+            round(flag_width),
+            stripe,
+        )
     return np.clip(plate, 0, 255).astype(np.uint8)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
@@ -46,18 +46,22 @@ class Validation:
 
     def summary(self, top: int = 6) -> str:
         confused = ", ".join(f"{a}->{b} {n}" for (a, b), n in self.confusions.most_common(top))
-        return f"{self.name}: {self.exact}/{self.plates} = {self.accuracy:.3f}" + (f"; confused {confused}" if confused else "")
+        return f"{self.name}: {self.exact}/{self.plates} = {self.accuracy:.3f}" + (
+            f"; confused {confused}" if confused else ""
+        )
 
 
-def recognizer_logits(stn: nn.Module, lprnet: nn.Module, images: np.ndarray,
-                      lines: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+def recognizer_logits(
+    stn: nn.Module, lprnet: nn.Module, images: np.ndarray, lines: np.ndarray
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Each crop's logits, [N, classes, frames], its rows (`lines` of 94x24 apart in it) read on as one text; and
     each crop's frame count."""
     return join_rows(lprnet(stn(split_rows(to_tensor(images), lines))), lines)
 
 
-def read_texts(stn: nn.Module, lprnet: nn.Module, images: np.ndarray, lines: np.ndarray | None = None,
-               batch_size: int = 256) -> list[str]:
+def read_texts(
+    stn: nn.Module, lprnet: nn.Module, images: np.ndarray, lines: np.ndarray | None = None, batch_size: int = 256
+) -> list[str]:
     """The constrained decoder's reading of each crop, "" where it finds no plate."""
     stn.eval(), lprnet.eval()
     lines = np.ones(len(images), np.int64) if lines is None else lines
@@ -142,8 +146,7 @@ def train(
         order = rng.permutation(per_epoch)
         stn.train(), lprnet.train()
         started, losses = time.monotonic(), []
-        bar = tqdm(range(steps_per_epoch), desc=f"epoch {epoch + 1}/{settings.epochs}", unit="batch",
-                   mininterval=10)
+        bar = tqdm(range(steps_per_epoch), desc=f"epoch {epoch + 1}/{settings.epochs}", unit="batch", mininterval=10)
         for step in bar:
             chosen = order[step * settings.batch_size : (step + 1) * settings.batch_size]
             real_rows = real_part[chosen[chosen < real_per_epoch]]
@@ -168,15 +171,36 @@ def train(
             **{r.name: r.accuracy for r in results},
         }
         history.append(record)
-        log(f"epoch {epoch + 1}: loss {record['loss']:.3f}, {record['minutes']:.1f} min; "
-            + " | ".join(r.summary() for r in results))
+        log(
+            f"epoch {epoch + 1}: loss {record['loss']:.3f}, {record['minutes']:.1f} min; "
+            + " | ".join(r.summary() for r in results)
+        )
         score = results[0].accuracy if results else -epoch
         if score >= best:
             best = score
-            torch.save({"stn": stn.state_dict(), "lprnet": lprnet.state_dict(), "architecture": lprnet.architecture,
-                        "epoch": epoch + 1, "validation": record, "settings": asdict(settings)}, out_dir / "best.pt")
-        torch.save({"stn": stn.state_dict(), "lprnet": lprnet.state_dict(), "architecture": lprnet.architecture,
-                    "optimizer": optimizer.state_dict(),
-                    "scheduler": scheduler.state_dict(), "epoch": epoch + 1, "best": best, "history": history,
-                    "torch_rng": torch.get_rng_state()}, last)
+            torch.save(
+                {
+                    "stn": stn.state_dict(),
+                    "lprnet": lprnet.state_dict(),
+                    "architecture": lprnet.architecture,
+                    "epoch": epoch + 1,
+                    "validation": record,
+                    "settings": asdict(settings),
+                },
+                out_dir / "best.pt",
+            )
+        torch.save(
+            {
+                "stn": stn.state_dict(),
+                "lprnet": lprnet.state_dict(),
+                "architecture": lprnet.architecture,
+                "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(),
+                "epoch": epoch + 1,
+                "best": best,
+                "history": history,
+                "torch_rng": torch.get_rng_state(),
+            },
+            last,
+        )
     return history

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from plates.client import Plate
+from plates.client.service import Plate
 from plates.recognition.regions import Region, region_of
 from plates.watch.watchlist import Match
 

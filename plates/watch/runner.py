@@ -12,13 +12,13 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
 import numpy as np
 
-from plates.client import Plate
+from plates.client.service import Plate
 from plates.watch.sinks import CropSink, CsvSink, Sink, WebhookSink
 from plates.watch.site import CameraSettings, SiteSettings
 from plates.watch.source import FolderSource, VideoSource, open_source, without_password
@@ -130,10 +130,18 @@ class Site:
         camera = run.settings
         tracker = PlateTracker(camera.tracker, camera.fps, camera.lost_after)
         watcher = Watcher(
-            without_password(camera.source), self.recognize(source.live), tracker, self.shared + sinks,
-            camera.max_in_flight, camera.max_delay, keep_crops=camera.save_crops is not None,
-            camera_id=camera.camera_id, watchlist=self.watchlist, slots=self.slots, stop=self.stop,
-        )  # fmt: skip
+            without_password(camera.source),
+            self.recognize(source.live),
+            tracker,
+            self.shared + sinks,
+            camera.max_in_flight,
+            camera.max_delay,
+            keep_crops=camera.save_crops is not None,
+            camera_id=camera.camera_id,
+            watchlist=self.watchlist,
+            slots=self.slots,
+            stop=self.stop,
+        )
         try:
             run.summary = watcher.run(source.frames(self.stop), source.live, source.total, self.progress)
         except Exception as error:

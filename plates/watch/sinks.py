@@ -51,10 +51,24 @@ class JsonLinesSink:
 
 class CsvSink:
     FIELDS = (
-        "source", "camera_id", "track", "text", "text_score", "region_code", "region_name", "first_seen",
-        "last_seen", "first_seen_at", "last_seen_at", "best_frame", "box", "readings", "watched_plate",
-        "watched_label", "watched_distance",
-    )  # fmt: skip
+        "source",
+        "camera_id",
+        "track",
+        "text",
+        "text_score",
+        "region_code",
+        "region_name",
+        "first_seen",
+        "last_seen",
+        "first_seen_at",
+        "last_seen_at",
+        "best_frame",
+        "box",
+        "readings",
+        "watched_plate",
+        "watched_label",
+        "watched_distance",
+    )
 
     def __init__(self, path: Path) -> None:
         try:
@@ -108,8 +122,12 @@ class WebhookSink:
         if not url.lower().startswith(("http://", "https://")):
             raise InvalidInputError(f"--webhook {url}: must be an http:// or https:// URL")
         self.url, self.retries, self.backoff, self.timeout, self.drain_timeout = (
-            url, retries, backoff, timeout, drain_timeout,
-        )  # fmt: skip
+            url,
+            retries,
+            backoff,
+            timeout,
+            drain_timeout,
+        )
         self._queue: queue.Queue[Event | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="webhook", daemon=True)
         self._thread.start()
@@ -142,8 +160,11 @@ class WebhookSink:
                 if attempt == self.retries:
                     log.warning(
                         "webhook %s: event of track %d not delivered after %d tries: %s",
-                        self.url, event.track, attempt + 1, reason,
-                    )  # fmt: skip
+                        self.url,
+                        event.track,
+                        attempt + 1,
+                        reason,
+                    )
                     return
             time.sleep(delay)
             delay *= 2

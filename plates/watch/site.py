@@ -81,8 +81,15 @@ class SiteSettings:
 
 
 CAMERA_OPTIONS = tuple(f.name for f in fields(CameraSettings))
-SITE_OPTIONS = ("cameras", "max_in_flight_total", "watchlist", "watchlist_file", "max_distance", "mqtt",
-                "discovery_prefix")  # fmt: skip
+SITE_OPTIONS = (
+    "cameras",
+    "max_in_flight_total",
+    "watchlist",
+    "watchlist_file",
+    "max_distance",
+    "mqtt",
+    "discovery_prefix",
+)
 
 
 def _number(value: Any, where: str, kind: type) -> float | int:

@@ -11,16 +11,16 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 from urllib.parse import urlsplit, urlunsplit
 
 import cv2
 import numpy as np
 
 from plates.exceptions import InvalidInputError, SourceUnavailableError
-from plates.photos import IMAGE_SUFFIXES, image_files, read_image
+from plates.photos.files import IMAGE_SUFFIXES, image_files, read_image
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from plates.client import Plate
+from plates.client.service import Plate
 
 TRACKERS = ("bytetrack", "botsort")
 
@@ -22,7 +22,7 @@ class Detections:
     cls: np.ndarray
 
     @classmethod
-    def of(cls, plates: list[Plate]) -> "Detections":
+    def of(cls, plates: list[Plate]) -> Detections:
         boxes = np.array([p.box for p in plates], dtype=np.float32).reshape(-1, 4)
         return cls(boxes, np.array([p.score for p in plates], np.float32), np.arange(len(plates), dtype=np.float32))
 
@@ -36,7 +36,7 @@ class Detections:
     def __len__(self) -> int:
         return len(self.conf)
 
-    def __getitem__(self, index) -> "Detections":
+    def __getitem__(self, index) -> Detections:
         return Detections(self.xyxy[index], self.conf[index], self.cls[index])
 
 

@@ -1,4 +1,5 @@
-"""The loop of `plates watch`: frames to the service with a bounded number in flight, plates to tracks, tracks to events.
+"""The loop of `plates watch`: frames to the service with a bounded number in flight, plates to tracks, tracks to
+events.
 
 Results are taken in frame order, so the tracker sees the frames in order. On a live source a frame that comes
 while `max_in_flight` requests are out, or while the site's shared `slots` are all taken by its cameras, is
@@ -11,14 +12,15 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable, Protocol
+from typing import Protocol
 
 import numpy as np
 from tqdm import tqdm
 
-from plates.client import Plate
+from plates.client.service import Plate
 from plates.exceptions import OverloadedError
 from plates.watch.events import Reading, Track, crop_plate
 from plates.watch.sinks import Sink
@@ -174,4 +176,3 @@ class Watcher:
         for sink in self.sinks:
             sink.emit(event, crop)
         self.summary.events += 1
-

@@ -15,13 +15,13 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
-from plates.edits import distance
 from plates.exceptions import SettingsError
 from plates.recognition.alphabet import ALPHABET
+from plates.recognition.edits import distance
 
 log = logging.getLogger(__name__)
 

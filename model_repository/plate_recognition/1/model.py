@@ -1,4 +1,4 @@
-"""Triton adapter for the orchestrator (BLS): calls yolo, stn and lprnet. Logic: plates.serving.pipeline."""
+"""Triton adapter for the orchestrator (BLS): calls yolo, stn and lprnet. Logic: plates.inference.pipeline."""
 
 import json
 from functools import partial
@@ -7,17 +7,17 @@ import numpy as np
 import triton_python_backend_utils as pb_utils
 
 from plates.exceptions import sub_model_error
-from plates.server.processes import SiblingStubs
-from plates.serving.model_config import ModelConfig
-from plates.serving.pipeline import RecognitionSettings, recognize
-from plates.serving.tensor_log import TensorLog
-from plates.serving.triton_adapter import ReceivedPhoto, answer_each, to_torch
+from plates.inference.model_config import ModelConfig
+from plates.inference.pipeline import RecognitionSettings, recognize
+from plates.inference.stubs import SiblingStubs
+from plates.inference.tensor_log import TensorLog
+from plates.inference.triton_adapter import ReceivedPhoto, answer_each, to_torch
 
 
 def infer(siblings, log, received, model, inputs, outputs):
     """Every sub-request of the request that brought `received` goes through here: call, check the error, return
-    the outputs by name. `siblings` tells a dead sub-model from a busy one (plates.server.processes.SiblingStubs);
-    `log` counts where each tensor each way lies (plates.serving.tensor_log)."""
+    the outputs by name. `siblings` tells a dead sub-model from a busy one (plates.inference.stubs.SiblingStubs);
+    `log` counts where each tensor each way lies (plates.inference.tensor_log)."""
     sent = [received.to_triton(pb_utils, name, tensor) for name, tensor in inputs.items()]
     log.count_all(f"to {model}", sent)
     response = pb_utils.InferenceRequest(model_name=model, inputs=sent, requested_output_names=outputs).exec()

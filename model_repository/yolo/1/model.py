@@ -1,16 +1,16 @@
 """Triton adapter for the plate detector: a photo (BGR pixels or its file) in; crops, boxes and scores out. Logic:
-plates.serving.detector_model."""
+plates.inference.detector_model."""
 
 import json
 from pathlib import Path
 
 import triton_python_backend_utils as pb_utils
 
-from plates.serving.detector_model import DetectorModel
-from plates.serving.model_config import ModelConfig
-from plates.serving.photo_input import FILE, photo_pixels
-from plates.serving.tensor_log import TensorLog
-from plates.serving.triton_adapter import ReceivedPhoto, answer_each, instance_device, to_triton
+from plates.inference.detector_model import DetectorModel
+from plates.inference.model_config import ModelConfig
+from plates.inference.photo_input import FILE, photo_pixels
+from plates.inference.tensor_log import TensorLog
+from plates.inference.triton_adapter import ReceivedPhoto, answer_each, instance_device, to_triton
 
 
 class TritonPythonModel:

@@ -32,8 +32,12 @@ ERRORS = {
     }.items()
 }
 FORM_BODY = {
-    "requestBody": {"required": True, "content": {"multipart/form-data": {
-        "schema": form_schema(Form), "encoding": {"upload": {"contentType": PHOTO_TYPES}}}}}
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {"schema": form_schema(Form), "encoding": {"upload": {"contentType": PHOTO_TYPES}}}
+        },
+    }
 }
 # The server's status routes, at their legacy prefix and the one of their server 2.4 on.
 STATUS_PREFIXES = ("/v1/status", "/v1/server/status")
@@ -44,8 +48,11 @@ async def alpr(request: Request) -> Response:
     form = await read_form(request, state.settings.max_body_bytes)
     found = first_file(form)
     if found is None:
-        raise Refusal(400, "missing_upload", "no file in the form: send the photo as a multipart/form-data file, in "
-                      "the field upload (or image)")  # fmt: skip
+        raise Refusal(
+            400,
+            "missing_upload",
+            "no file in the form: send the photo as a multipart/form-data file, in the field upload (or image)",
+        )
     field, upload = found
     min_confidence = min_confidence_of(form)
     photo = await upload.read()
@@ -70,12 +77,18 @@ def min_confidence_of(form: FormData) -> float:
 
 for number, path in enumerate(PATHS):
     router.add_api_route(
-        path, alpr, methods=["POST"], response_model=Answer, responses=ERRORS, openapi_extra=FORM_BODY,
+        path,
+        alpr,
+        methods=["POST"],
+        response_model=Answer,
+        responses=ERRORS,
+        openapi_extra=FORM_BODY,
         summary="Read the licence plates of a photo" + (" (their legacy route)" if number else ""),
         description="CodeProject.AI's licence plate reader: the form's first file is the photo, whatever its field's "
         "name; `min_confidence` leaves out plates detected below it (the detector's confidence, as their YOLO11 ALPR "
-        "module applies it).", operation_id=f"alpr_{path.split('/')[2]}",
-    )  # fmt: skip
+        "module applies it).",
+        operation_id=f"alpr_{path.split('/')[2]}",
+    )
 
 
 async def version() -> Version:
@@ -94,6 +107,11 @@ for prefix in STATUS_PREFIXES:
         ("updateavailable", update_available, UpdateAvailable, "Whether an update is available: never"),
     ):
         router.add_api_route(
-            f"{prefix}/{route}", endpoint, methods=["GET"], response_model=model, summary=summary,
-            tags=["CodeProject.AI's server status"], operation_id=f"{prefix[4:].replace('/', '_')}_{route}",
-        )  # fmt: skip
+            f"{prefix}/{route}",
+            endpoint,
+            methods=["GET"],
+            response_model=model,
+            summary=summary,
+            tags=["CodeProject.AI's server status"],
+            operation_id=f"{prefix[4:].replace('/', '_')}_{route}",
+        )

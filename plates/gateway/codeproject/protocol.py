@@ -61,10 +61,17 @@ class Form(BaseModel):
     # beyond these are accepted and ignored; a second file is refused (one photo a request).
     model_config = {"extra": "allow"}
 
-    upload: bytes = Field(description=f"The photo file: {PHOTO} The form's first file is read, whatever its field's "
-                          "name (`upload` in their module's description, `image` in their Python client).")
-    min_confidence: float = Field(default=None, ge=0, le=1, description="Plates detected below it (the "
-                                  "detector's confidence, as their YOLO11 ALPR module applies it) are left out.")
+    upload: bytes = Field(
+        description=f"The photo file: {PHOTO} The form's first file is read, whatever its field's "
+        "name (`upload` in their module's description, `image` in their Python client)."
+    )
+    min_confidence: float = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Plates detected below it (the "
+        "detector's confidence, as their YOLO11 ALPR module applies it) are left out.",
+    )
 
 
 class VersionInfo(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from plates.client import Plate
+from plates.client.service import Plate
 from plates.gateway.codeproject.protocol import Answer, Prediction
 from plates.gateway.recognizer import Recognizer
 from plates.gateway.snapshot.protocol import box_of
@@ -19,8 +19,11 @@ async def read_alpr(recognizer: Recognizer, photo: bytes, field: str, min_confid
     whole plate, far below their per-character averages, and would leave out most plates at such values."""
     started = time.perf_counter()
     read = await recognizer.read(photo, field)
-    plates = sorted((p for p in read.plates if p.text is not None and p.score >= min_confidence),
-                    key=lambda p: p.text_score, reverse=True)  # fmt: skip
+    plates = sorted(
+        (p for p in read.plates if p.text is not None and p.score >= min_confidence),
+        key=lambda p: p.text_score,
+        reverse=True,
+    )
     predictions = [prediction_of(plate) for plate in plates]
     labels = ", ".join(p.label for p in predictions)
     # As their module words it: an ellipsis after more than 3 plates.
@@ -36,5 +39,12 @@ async def read_alpr(recognizer: Recognizer, photo: bytes, field: str, min_confid
 
 def prediction_of(plate: Plate) -> Prediction:
     box = box_of(plate.box)
-    return Prediction(confidence=plate.text_score, label=f"Plate: {plate.text}", plate=plate.text, x_min=box.xmin,
-                      y_min=box.ymin, x_max=box.xmax, y_max=box.ymax)  # fmt: skip
+    return Prediction(
+        confidence=plate.text_score,
+        label=f"Plate: {plate.text}",
+        plate=plate.text,
+        x_min=box.xmin,
+        y_min=box.ymin,
+        x_max=box.xmax,
+        y_max=box.ymax,
+    )

@@ -20,8 +20,10 @@ router = APIRouter(tags=["the service"])
 
 PAGE = (Path(__file__).parent / "page.html").read_text().replace("{{version}}", VERSION)
 # The page's own script and style, photos as blob: URLs, requests to this origin only.
-POLICY = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src blob:; "
-          "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")  # fmt: skip
+POLICY = (
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src blob:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
 
 
 class About(BaseModel):

@@ -40,12 +40,25 @@ FORM_BODY = {
     "requestBody": {
         "required": True,
         "content": {
-            "multipart/form-data": {"schema": FORM_SCHEMA, "encoding": {
-                "upload": {"contentType": PHOTO_TYPES}, "config": {"contentType": "application/json"}}},
+            "multipart/form-data": {
+                "schema": FORM_SCHEMA,
+                "encoding": {"upload": {"contentType": PHOTO_TYPES}, "config": {"contentType": "application/json"}},
+            },
             # As Genetec's connector sends it: the photo in base64.
-            "application/x-www-form-urlencoded": {"schema": FORM_SCHEMA | {"properties": FORM_SCHEMA["properties"] | {
-                "upload": {"type": "string", "format": "byte", "description": f"The photo file in base64: {PHOTO}"}}},
-                "encoding": {"config": {"contentType": "application/json"}}},
+            "application/x-www-form-urlencoded": {
+                "schema": FORM_SCHEMA
+                | {
+                    "properties": FORM_SCHEMA["properties"]
+                    | {
+                        "upload": {
+                            "type": "string",
+                            "format": "byte",
+                            "description": f"The photo file in base64: {PHOTO}",
+                        }
+                    }
+                },
+                "encoding": {"config": {"contentType": "application/json"}},
+            },
         },
     }
 }
@@ -66,14 +79,19 @@ async def read_plates(request: Request) -> Response:
     state = request.app.state
     form = await read_form(request, state.settings.max_body_bytes, FIELD)
     if form.get("upload_url") is not None:
-        raise Refusal(400, "upload_url_refused", "upload_url is refused: the gateway fetches no URLs (that would let "
-                      "anyone make it reach any address); send the photo itself in upload")  # fmt: skip
+        raise Refusal(
+            400,
+            "upload_url_refused",
+            "upload_url is refused: the gateway fetches no URLs (that would let "
+            "anyone make it reach any address); send the photo itself in upload",
+        )
     options = options_of(text(form, "config"), text(form, "mmc"))
     photo, filename = await upload_of(form)
     with state.usage.call(request.state.key) as calls:
         async with state.in_flight.photo():
-            reading = await read_snapshot(state.recognizer, photo, filename, text(form, "camera_id"),
-                                          text(form, "timestamp"), options, calls)  # fmt: skip
+            reading = await read_snapshot(
+                state.recognizer, photo, filename, text(form, "camera_id"), text(form, "timestamp"), options, calls
+            )
     # Serialized here, from the model built in serving: FastAPI would validate the same model again.
     return Response(reading.model_dump_json(), status_code=201, media_type="application/json")
 

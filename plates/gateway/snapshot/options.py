@@ -18,8 +18,12 @@ OFF = ("false", "0", "no", "off", "")
 # What a config option's value may be, besides null, where the client leaves the option off (Home Assistant's
 # integration sends null).
 UNSET = ("", "none", False)
-SERVED = {"detection_mode": ("plate",), "region": ("strict",), "detection_rule": ("strict",),
-          "mode": ("fast", "regular")}  # fmt: skip
+SERVED = {
+    "detection_mode": ("plate",),
+    "region": ("strict",),
+    "detection_rule": ("strict",),
+    "mode": ("fast", "regular"),
+}
 MAX_CONFIG_CHARS = 4096  # their options fit in a line; a larger field is not a config
 
 
@@ -39,8 +43,12 @@ def options_of(config: str | None, mmc: str | None) -> Options:
     cannot be served, or cannot be read."""
     if mmc is not None and mmc.strip().lower() not in OFF:
         if mmc.strip().lower() in ON:
-            raise Refusal(400, "unsupported_option", "mmc=true is not served: this service reads plates and has no "
-                          "make, model, colour or orientation of vehicles; send mmc=false or leave it out")  # fmt: skip
+            raise Refusal(
+                400,
+                "unsupported_option",
+                "mmc=true is not served: this service reads plates and has no "
+                "make, model, colour or orientation of vehicles; send mmc=false or leave it out",
+            )
         raise invalid(f"mmc must be true or false, not {mmc[:40]!r}")
     if config is None or not config.strip():
         return Options()
@@ -49,13 +57,17 @@ def options_of(config: str | None, mmc: str | None) -> Options:
     try:
         values = json.loads(config)
     except ValueError as error:
-        raise invalid(f"config is not JSON, such as {{\"threshold_d\": 0.2}}: {error}") from error
+        raise invalid(f'config is not JSON, such as {{"threshold_d": 0.2}}: {error}') from error
     if not isinstance(values, dict):
-        raise invalid("config must be a JSON object, such as {\"threshold_d\": 0.2}")
+        raise invalid('config must be a JSON object, such as {"threshold_d": 0.2}')
     detection_mode = values.get("detection_mode")
     if not is_one_of(detection_mode, (*SERVED["detection_mode"], *UNSET, None)):
-        raise Refusal(400, "unsupported_option", f"config detection_mode {str(detection_mode)[:40]!r} is not served: "
-                      "this service finds plates, not vehicles; send detection_mode plate or leave it out")  # fmt: skip
+        raise Refusal(
+            400,
+            "unsupported_option",
+            f"config detection_mode {str(detection_mode)[:40]!r} is not served: "
+            "this service finds plates, not vehicles; send detection_mode plate or leave it out",
+        )
     for name, served in SERVED.items():
         if not is_one_of(values.get(name), (*served, *UNSET, None)):
             raise invalid(f"config {name} must be {' or '.join(served)}, not {str(values[name])[:40]!r}")

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from plates.client import Plate
+from plates.client.service import Plate
 from plates.exceptions import InvalidInputError
 from plates.gateway.forms import PHOTO
 from plates.gateway.snapshot.options import SERVED, UNSET
@@ -63,8 +63,9 @@ class Result(BaseModel):
     vehicle: Vehicle = Field(default_factory=Vehicle)
     text: str = Field(description="This service: the text in its canonical form, upper case: B840CK197.")
     text_score: float = Field(description="This service: the probability of `text` (the same as `score`).")
-    subject: Subject | None = Field(description="This service: the region of the plate; null for a code in no "
-                                    "region's list.")  # fmt: skip
+    subject: Subject | None = Field(
+        description="This service: the region of the plate; null for a code in no region's list."
+    )
 
 
 class Unread(BaseModel):
@@ -86,8 +87,10 @@ class Reading(BaseModel):
     filename: str | None = Field(description="The upload's file name as the client sent it.")
     version: int = 1
     camera_id: str | None = Field(description="The request's camera_id, sent back.")
-    timestamp: str = Field(description="The request's timestamp, or the time it was received: ISO 8601, UTC; a "
-                           "time whose UTC falls outside the years 1 to 9999 keeps the offset it was sent with.")
+    timestamp: str = Field(
+        description="The request's timestamp, or the time it was received: ISO 8601, UTC; a "
+        "time whose UTC falls outside the years 1 to 9999 keeps the offset it was sent with."
+    )
     image_width: int = Field(description="The photo's width in pixels, turned upright.")
     image_height: int
     unread: list[Unread] = Field(description="This service: plates found but not read.")
@@ -117,12 +120,14 @@ class EngineConfig(BaseModel):
     model_config = {"extra": "allow"}
 
     threshold_d: float | None = Field(default=0.0, ge=0, le=1, description="Plates detected below it are left out.")
-    threshold_o: float | None = Field(default=0.0, ge=0, le=1, description="Plates read below it are answered in "
-                                      "`unread`.")  # fmt: skip
+    threshold_o: float | None = Field(
+        default=0.0, ge=0, le=1, description="Plates read below it are answered in `unread`."
+    )
     region: Option["region"] | None = Field(
-        default=None, description="strict: a plate whose region code is in no region's list is answered in `unread` "
-        "(every reading is a valid Russian format already)."
-    )  # fmt: skip
+        default=None,
+        description="strict: a plate whose region code is in no region's list is answered in `unread` "
+        "(every reading is a valid Russian format already).",
+    )
     detection_rule: Option["detection_rule"] | None = Field(
         default=None, description="Accepted: no vehicle is looked for, so no plate is left out for being outside one."
     )
@@ -144,11 +149,15 @@ class Form(BaseModel):
 
     upload: bytes = Field(description=f"The photo file, or its bytes in base64 as a text field: {PHOTO}")
     # Any value: the gateway never reads it, so nothing sent in it is refused.
-    regions: Any = Field(default=None, description="Region codes, the field repeated for each: accepted and ignored, "
-                         "this service reads Russian plates.")
+    regions: Any = Field(
+        default=None,
+        description="Region codes, the field repeated for each: accepted and ignored, "
+        "this service reads Russian plates.",
+    )
     camera_id: str = Field(default=None, description="Sent back as given.")
-    timestamp: datetime = Field(default=None, description="RFC 3339 (ISO 8601), UTC where it has no offset; sent "
-                                "back in their format.")
+    timestamp: datetime = Field(
+        default=None, description="RFC 3339 (ISO 8601), UTC where it has no offset; sent back in their format."
+    )
     config: EngineConfig = Field(default=None, description="A JSON object, as a text field.")
     mmc: Literal["false", "False", "0"] = Field(
         default=None, description="false, or left out: true (make, model and colour) is refused with 400."

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from plates.client import Plate
+from plates.client.service import Plate
 from plates.exceptions import InvalidInputError
 from plates.gateway.errors import Refusal
 from plates.gateway.recognizer import Recognizer
@@ -17,9 +17,14 @@ FIELD = "upload"  # the form field of the photo, in every message to the client
 
 
 async def read_snapshot(
-    recognizer: Recognizer, photo: bytes, filename: str | None, camera_id: str | None, timestamp: str | None,
-    options: Options, calls: Calls,
-) -> Reading:  # fmt: skip
+    recognizer: Recognizer,
+    photo: bytes,
+    filename: str | None,
+    camera_id: str | None,
+    timestamp: str | None,
+    options: Options,
+    calls: Calls,
+) -> Reading:
     started = time.perf_counter()
     try:
         stamp = timestamp_of(timestamp)

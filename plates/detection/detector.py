@@ -1,0 +1,220 @@
+"""The plate detector: an Ultralytics YOLO model, and what comes before and after it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from plates.detection.onnx_detector import OnnxDetector
+
+if TYPE_CHECKING:
+    from plates.detection.torch_detector import TorchDetector
+
+# Ultralytics checks for updates and fonts online unless told not to; the service must never reach out.
+os.environ.setdefault("YOLO_OFFLINE", "1")
+
+# Boxes smaller than this on either side hold no readable plate; they are detector noise.
+MIN_BOX_SIDE = 2.0
+# The gray Ultralytics pads a letterboxed photo with, which the detector learnt as "no photo here".
+LETTERBOX_GRAY = 114
+
+# The runtimes the `yolo` model can run the detector on (its config parameter `format`), and the file each reads
+# from the model version folder, as convert/build_model_repository.py writes them: OpenVINO and ONNX Runtime both
+# read the ONNX export.
+DETECTOR_FILES = {"openvino": "plate_detector.onnx", "onnx": "plate_detector.onnx", "torch": "plate_detector.pt"}
+CPU_ONLY = ("openvino", "onnx")  # the runtimes whose installed builds run on the CPU only
+# The precisions OpenVINO may run the detector at (config parameter `precision`); the other runtimes run f32. "auto"
+# is OpenVINO's own choice: bf16 on a CPU with bfloat16 instructions (AVX512_BF16 or AMX), f32 on the others, where
+# bf16 would be emulated, slower than f32. "int8" is another file, the ONNX export with its convolutions quantized
+# (INT8_FILE, made by convert/quantize_detector.py), which OpenVINO or ONNX Runtime runs.
+PRECISIONS = ("f32", "bf16", "auto", "int8")
+INT8_FILE = "plate_detector.int8.onnx"
+
+
+def detector_format(text: str) -> str:
+    """A config value naming a detector runtime: one of DETECTOR_FILES."""
+    if text not in DETECTOR_FILES:
+        raise ValueError(f"must be one of {', '.join(DETECTOR_FILES)}")
+    return text
+
+
+def detector_file(format: str, precision: str) -> str:
+    """The file of the model version folder that the detector runs from in `format` at `precision`."""
+    if precision == "int8" and format not in CPU_ONLY:
+        raise ValueError(f"precision 'int8' is for format {' or '.join(CPU_ONLY)}; format '{format}' runs f32")
+    return INT8_FILE if precision == "int8" else DETECTOR_FILES[format]
+
+
+def inference_precision(text: str) -> str:
+    """A config value naming the detector's precision: one of PRECISIONS."""
+    if text not in PRECISIONS:
+        raise ValueError(f"must be one of {', '.join(PRECISIONS)}")
+    return text
+
+
+@dataclass(frozen=True)
+class DetectorSettings:
+    """The detector runs once per inference size, each with its own confidence threshold; their boxes are merged.
+
+    One pass at 608 at 0.2 was chosen for the one-class detector before the committed one (its last training run
+    was at 640): served, on the val photos, recall 0.894 and precision 0.903, plates under 40 px 11 of 18 (at 0.25:
+    0.885, 0.911; at 640 and 0.2: 0.865, 0.882; at 480 and 0.2: 0.837, 0.926; a second pass at 640 adds nothing,
+    and no pair of sizes from 480 to 768, at 0.25 to 0.5 each, finds more). A second size pays where a detector sees
+    some plates only at one scale: the one before, trained at 480 only, needed 480 and 608. Chosen as the highest
+    recall with precision at least 0.85, then the most small plates, on the val photos themselves. The committed
+    detector was trained at 608 and is served as it was measured, without choosing again on the val photos.
+    """
+
+    imgsz: tuple[int, ...] = (608,)
+    conf: tuple[float, ...] = (0.2,)
+    iou: float = 0.5  # boxes overlapping more than this are one plate, within a pass and across passes
+    max_det: int = 100
+    # A second look at a photo where those passes found no plate, or one wider than `second_look_width` of the
+    # photo's longer side: a pass at `second_look_imgsz` (0: never), the photo filling `second_look_fill` of its
+    # square frame (1: the whole frame, as Ultralytics letterboxes it), its boxes merged with theirs. For a detector
+    # that learnt from photos whose plates are mostly small, as the one-class detector before the committed one did
+    # (median width 0.07 of the longer side, 0.24 at the 90th percentile): a plate filling a third of the frame or
+    # more, it boxes in part (the region code outside) or not at all, and at 256 such a plate is as large as the ones
+    # it learnt. The trigger was chosen on training photos: 0.2 sends 96 % of 150 train close-ups (21 % of them with no
+    # box at 608 then) to the second look, and 30 % of the detect split's train photos. A photo filling half of a 320
+    # frame finds more of the plates that fill most of a photo, but read one of e2e.json's plates wrong. The committed
+    # detector learnt close-ups, so it is served without (docs/performance.md).
+    second_look_imgsz: int = 0
+    second_look_conf: float = 0.2
+    second_look_width: float = 0.2
+    second_look_fill: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.imgsz or len(self.imgsz) != len(self.conf):
+            raise ValueError(f"parameter 'conf' needs one value per 'imgsz': imgsz {self.imgsz}, conf {self.conf}")
+        if not 0 < self.second_look_fill <= 1:
+            raise ValueError(f"parameter 'second_look_fill' = {self.second_look_fill} must be above 0 and at most 1")
+
+    def wants_second_look(self, boxes: np.ndarray, width: int, height: int) -> bool:
+        """Whether the first passes' boxes (x1 y1 x2 y2) leave a photo of this size to a second look."""
+        if not self.second_look_imgsz:
+            return False
+        boxes = np.asarray(boxes, np.float32).reshape(-1, 4)
+        widths = boxes[:, 2] - boxes[:, 0]
+        return len(widths) == 0 or bool(widths.max() > self.second_look_width * max(width, height))
+
+
+@dataclass(frozen=True)
+class Detections:
+    boxes: np.ndarray  # [N, 4] float32, x1 y1 x2 y2 in input-image pixels
+    scores: np.ndarray  # [N] float32
+    # [N] int: rows of characters, 1 or 2 (a detector of two classes tells them: 0 one-line, 1 two-line; one of a
+    # single class finds one-line plates only)
+    lines: np.ndarray = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.lines is None:
+            object.__setattr__(self, "lines", np.ones(len(self.scores), np.int64))
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+
+def merge(
+    boxes: list[np.ndarray], scores: list[np.ndarray], lines: list[np.ndarray], iou: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One box per plate from several passes' boxes (with their scores and rows): non-maximum suppression over all of
+    them, whatever their class: a plate is one plate, however many rows a pass saw in it."""
+    import torch
+    import torchvision
+
+    boxes_t = torch.from_numpy(np.concatenate([np.asarray(b, np.float32).reshape(-1, 4) for b in boxes]))
+    scores_t = torch.from_numpy(np.concatenate([np.asarray(s, np.float32).reshape(-1) for s in scores]))
+    lines_n = np.concatenate([np.asarray(n, np.int64).reshape(-1) for n in lines])
+    keep = torchvision.ops.nms(boxes_t, scores_t, iou).numpy()
+    return boxes_t.numpy()[keep], scores_t.numpy()[keep], lines_n[keep]
+
+
+def postprocess(
+    boxes: np.ndarray, scores: np.ndarray, width: int, height: int, lines: np.ndarray | None = None
+) -> Detections:
+    """Clip boxes to the image, drop degenerate ones, and order by descending score."""
+    boxes = np.asarray(boxes, dtype=np.float32).reshape(-1, 4).copy()
+    scores = np.asarray(scores, dtype=np.float32).reshape(-1)
+    lines = np.ones(len(scores), np.int64) if lines is None else np.asarray(lines, np.int64).reshape(-1)
+    boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, width)
+    boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, height)
+    keep = ((boxes[:, 2] - boxes[:, 0]) >= MIN_BOX_SIDE) & ((boxes[:, 3] - boxes[:, 1]) >= MIN_BOX_SIDE)
+    boxes, scores, lines = boxes[keep], scores[keep], lines[keep]
+    order = np.argsort(-scores, kind="stable")
+    return Detections(boxes[order], scores[order], lines[order])
+
+
+class PlateDetector:
+    """Loads the detector once; `detect` takes a BGR image and returns its plates' boxes and scores.
+
+    Its ONNX export runs on OpenVINO or ONNX Runtime through plates.detection.onnx_detector; its PyTorch weights (`.pt`,
+    the GPU's format) through plates.detection.torch_detector: both give the boxes of Ultralytics' predictor."""
+
+    def __init__(
+        self,
+        weights: str | Path,
+        device: str = "cpu",
+        settings: DetectorSettings = DetectorSettings(),
+        threads: int = 0,
+        runtime: str = "onnx",
+        precision: str = "f32",
+        cuda_graphs: bool = False,
+    ):
+        """`threads`: how many threads the runtime runs an ONNX detector on (0: one per core); `runtime`: which runs
+        it, "onnx" (ONNX Runtime) or "openvino"; `precision`: OpenVINO's (PRECISIONS), the others' is f32 ("auto"
+        is theirs too); `cuda_graphs`: PyTorch weights on a GPU replay each shape's forward pass as a CUDA graph."""
+        if precision == "bf16" and runtime != "openvino":
+            raise ValueError(f"precision '{precision}' is for format 'openvino' only; format '{runtime}' runs f32")
+        self.device = device
+        self.settings = settings
+        self.network: OnnxDetector | TorchDetector
+        if Path(weights).suffix == ".onnx":
+            # A quantized file runs its convolutions in INT8 and the few other operations in f32.
+            self.network = OnnxDetector(Path(weights), runtime, threads, "f32" if precision == "int8" else precision)
+            self.precision = "int8" if precision == "int8" else self.network.precision
+        else:
+            import torch
+
+            from plates.detection.torch_detector import TorchDetector
+
+            self.network = TorchDetector(Path(weights), torch.device(device), cuda_graphs)
+            self.precision = self.network.precision
+
+    def detect(self, image: np.ndarray) -> Detections:
+        s = self.settings
+        height, width = image.shape[:2]
+        passes = [self._look(image, imgsz, conf) for imgsz, conf in zip(s.imgsz, s.conf)]
+        boxes, scores, lines = merge(*zip(*passes), s.iou)
+        if s.wants_second_look(boxes, width, height):
+            second = self._look_shrunk(image, s.second_look_imgsz, s.second_look_conf, s.second_look_fill)
+            boxes, scores, lines = merge(*zip((boxes, scores, lines), second), s.iou)
+        return postprocess(boxes[: s.max_det], scores[: s.max_det], width, height, lines[: s.max_det])
+
+    def _look_shrunk(
+        self, image: np.ndarray, imgsz: int, conf: float, fill: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One pass at the photo shrunk to `fill` of a square `imgsz` frame, centred on Ultralytics' letterbox gray;
+        its boxes in the photo's pixels."""
+        import cv2
+
+        if fill == 1:  # Ultralytics' own letterbox: a rectangle, no larger than the photo needs
+            return self._look(image, imgsz, conf)
+        height, width = image.shape[:2]
+        scale = imgsz * fill / max(height, width)
+        small = cv2.resize(
+            image, (max(1, round(width * scale)), max(1, round(height * scale))), interpolation=cv2.INTER_AREA
+        )
+        frame = np.full((imgsz, imgsz, 3), LETTERBOX_GRAY, np.uint8)
+        top, left = (imgsz - small.shape[0]) // 2, (imgsz - small.shape[1]) // 2
+        frame[top : top + small.shape[0], left : left + small.shape[1]] = small
+        boxes, scores, lines = self._look(frame, imgsz, conf)
+        return (boxes - np.array([left, top, left, top], np.float32)) / scale, scores, lines
+
+    def _look(self, image: np.ndarray, imgsz: int, conf: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One pass at one inference size: its boxes, scores and rows."""
+        return self.network.look(image, imgsz, conf, self.settings.iou, self.settings.max_det)

@@ -1,0 +1,234 @@
+"""The orchestration behind `plate_recognition`: detector, then STN and LPRNet on the crops, then decoding.
+
+Tensors are torch tensors on whatever device the models put them; the adapter moves them between Triton and torch
+through DLPack, so on a GPU they never visit the host until the final, small outputs are decoded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from plates.exceptions import ModelConfigError, SubModelError
+from plates.inference.model_config import ModelConfig, nonnegative_int_list, positive_int, unit_float
+from plates.inference.photo_input import FILE, Photo
+from plates.photos.decoding import read_header
+from plates.recognition.ctc import Reading, vote
+from plates.recognition.layouts import likeliest
+from plates.recognition.rows import join_rows, read_joined, split_rows
+
+# infer(model_name, inputs by name, output names) -> outputs by name; inputs are tensors, or a BYTES array (a file)
+Infer = Callable[[str, Mapping[str, "torch.Tensor | np.ndarray"], list[str]], dict[str, torch.Tensor]]
+
+# What the orchestrator asks of yolo, for each way to read a plate: crops, box, score, rows, and the plate it reads.
+DETECTOR_OUTPUTS = ("output__0", "output__1", "output__2", "output__3", "output__4")
+
+
+@dataclass(frozen=True)
+class Plates:
+    boxes: np.ndarray  # [N, 4] float32
+    texts: list[str]  # "" where the plate could not be read as a valid plate
+    scores: np.ndarray  # [N] float32, detector confidence
+    text_scores: np.ndarray  # [N] float32, probability of the text under the recognizer, 0 where unread
+    candidates: np.ndarray  # [N, K] str (object), the likeliest texts, also where `texts` is ""; "" as padding
+    candidate_scores: np.ndarray  # [N, K] float32, their probabilities; 0 as padding
+
+    @classmethod
+    def empty(cls, candidates: int) -> Plates:
+        nothing = np.zeros((0,), np.float32)
+        texts, scores = pad_candidates([], candidates)
+        return cls(np.zeros((0, 4), np.float32), [], nothing, nothing, texts, scores)
+
+
+@dataclass(frozen=True)
+class FirstLook:
+    """Read these of each plate's cuts first (indices into its cuts, in the order yolo cuts them), and its other cuts
+    only where they do not settle the plate: where they read different texts, or their vote scores below
+    `min_score`. A plate they settle gets their vote, the text the vote over all its cuts would give. A plate in
+    which none of them finds any plate text is given up: text "" and no candidates, as the vote over all its cuts
+    would blank it."""
+
+    cuts: tuple[int, ...]
+    min_score: float
+
+    def settles(self, readings: Sequence[Reading], voted: Reading) -> bool:
+        return len({r.text for r in readings}) == 1 and voted.text != "" and voted.confidence >= self.min_score
+
+    def gives_up(self, readings: Sequence[Reading]) -> bool:
+        return not any(r.candidates for r in readings)
+
+    def decides(self, readings: Sequence[Reading], voted: Reading) -> bool:
+        """Whether the first look is the plate's reading: it settles the plate or gives it up."""
+        return self.settles(readings, voted) or self.gives_up(readings)
+
+
+@dataclass(frozen=True)
+class RecognitionSettings:
+    max_batch_size: int = 32  # the most crops one stn or lprnet request holds (their max_batch_size)
+    candidates: int = 1  # texts listed per plate
+    min_text_score: float = 0.0  # a text scoring less is blanked; its candidates stay
+    first_look: FirstLook | None = None  # None: every cut of every plate is read
+    two_line_model: str = ""  # the model that reads two-line plates' rows; "": stn and lprnet, as one-line plates
+    other_ways_below: float = 1.0  # a plate's other ways are read unless its first way reads at least this
+
+    @classmethod
+    def from_config(cls, config: ModelConfig) -> RecognitionSettings:
+        """plate_recognition's parameters; an empty `first_look_cuts` reads every cut."""
+        cuts = config.parameter("first_look_cuts", nonnegative_int_list, default=[])
+        return cls(
+            max_batch_size=config.parameter("recognizer_max_batch_size", positive_int),
+            candidates=config.parameter("candidates", positive_int),
+            min_text_score=config.parameter("min_text_score", unit_float),
+            first_look=FirstLook(tuple(cuts), config.parameter("first_look_min_score", unit_float)) if cuts else None,
+            two_line_model=config.parameter("two_line_model", str, default=""),
+            other_ways_below=config.parameter("other_ways_below", unit_float, default=1.0),
+        )
+
+
+def pad_candidates(readings: Sequence[Reading], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The `k` likeliest texts of each reading and their probabilities, as [N, k] arrays padded with "" and 0:
+    a fixed width keeps the outputs rectangular tensors."""
+    texts = np.full((len(readings), k), "", dtype=np.object_)
+    scores = np.zeros((len(readings), k), np.float32)
+    for row, reading in enumerate(readings):
+        for column, (text, score) in enumerate(reading.candidates[:k]):
+            texts[row, column], scores[row, column] = text, score
+    return texts, scores
+
+
+def in_batches(infer: Infer, model: str, batch: torch.Tensor, max_batch_size: int) -> torch.Tensor:
+    """Run `model` over `batch` in chunks its max_batch_size accepts, and join the outputs."""
+    outputs = [
+        infer(model, {"input__0": chunk}, ["output__0"])["output__0"] for chunk in torch.split(batch, max_batch_size)
+    ]
+    return outputs[0] if len(outputs) == 1 else torch.cat(outputs)
+
+
+def row_logits(infer: Infer, rows: torch.Tensor, two_line: np.ndarray, settings: RecognitionSettings) -> torch.Tensor:
+    """The recognizer's logits of each 94x24 row of `rows`: through stn and lprnet, but where `two_line` marks a row
+    of a two-line plate, through `settings.two_line_model` where it names one."""
+
+    def one_line(batch: torch.Tensor) -> torch.Tensor:
+        return in_batches(
+            infer, "lprnet", in_batches(infer, "stn", batch, settings.max_batch_size), settings.max_batch_size
+        )
+
+    if not settings.two_line_model or not two_line.any():
+        return one_line(rows)
+    theirs = torch.from_numpy(np.flatnonzero(two_line)).to(rows.device)
+    two = in_batches(infer, settings.two_line_model, rows[theirs], settings.max_batch_size)
+    if two_line.all():
+        return two
+    ours = torch.from_numpy(np.flatnonzero(~two_line)).to(rows.device)
+    one = one_line(rows[ours])
+    if one.shape[1:] != two.shape[1:]:
+        raise ModelConfigError(
+            f"model 'plate_recognition': lprnet gives logits of shape {list(one.shape[1:])} and "
+            f"'{settings.two_line_model}' {list(two.shape[1:])}: parameter 'two_line_model' must name a recognizer "
+            "of lprnet's classes and frames"
+        )
+    logits = one.new_empty((len(two_line), *one.shape[1:]))
+    logits[ours], logits[theirs] = one, two
+    return logits
+
+
+def read_cuts(infer: Infer, crops: torch.Tensor, lines: np.ndarray, settings: RecognitionSettings) -> list[Reading]:
+    """One reading per way to read a plate from its crops (of `lines` rows each, each cut the same number of ways,
+    one after the other, a two-line plate's rows apart in each): the vote of all its cuts, or of its first look
+    where that decides it."""
+    plates = len(lines)
+    per_plate = crops.shape[0] // plates
+    rows_of_cut = np.repeat(lines, per_plate)
+
+    def read(cuts: list[int] | None) -> list[Reading]:
+        chosen = crops if cuts is None else crops[torch.tensor(cuts, device=crops.device)]
+        rows = rows_of_cut if cuts is None else rows_of_cut[cuts]
+        logits = row_logits(infer, split_rows(chosen, rows), np.repeat(rows, rows) == 2, settings)
+        logits, frames = join_rows(logits, rows)
+        return read_joined(logits.cpu().numpy(), frames.cpu().numpy())
+
+    look = settings.first_look
+    if look is None:
+        return vote(read(None), per_plate)
+    if max(look.cuts) >= per_plate:
+        raise ModelConfigError(
+            f"model 'plate_recognition': parameter 'first_look_cuts' names cut {max(look.cuts)}, but yolo cuts "
+            f"each plate {per_plate} ways (cuts 0 to {per_plate - 1})"
+        )
+
+    def cuts_of(plate: int, cuts: Sequence[int]) -> list[int]:
+        return [plate * per_plate + cut for cut in cuts]
+
+    by_cut: dict[int, Reading] = {}
+    first = [index for plate in range(plates) for index in cuts_of(plate, look.cuts)]
+    by_cut.update(zip(first, read(first)))
+    firsts = [[by_cut[index] for index in cuts_of(plate, look.cuts)] for plate in range(plates)]
+    looks = [vote(readings, len(readings))[0] for readings in firsts]
+    undecided = [plate for plate in range(plates) if not look.decides(firsts[plate], looks[plate])]
+    rest = [index for plate in undecided for index in cuts_of(plate, range(per_plate)) if index not in by_cut]
+    if rest:
+        by_cut.update(zip(rest, read(rest)))
+    for plate in undecided:
+        # Every cut in yolo's order, as when all are read: the same sums, so the same texts and scores.
+        looks[plate] = vote([by_cut[index] for index in cuts_of(plate, range(per_plate))], per_plate)[0]
+    return looks
+
+
+def read_ways(
+    infer: Infer, crops: torch.Tensor, rows: np.ndarray, plate_of: np.ndarray, settings: RecognitionSettings
+) -> tuple[list[int], list[Reading]]:
+    """Each plate's reading, and the way it was read (an index into yolo's ways, plates.recognition.layouts): its
+    first way; and its other ways where the first reads under `settings.other_ways_below`, then the likeliest."""
+    per_way = crops.shape[0] // len(rows)
+
+    def read(ways: list[int]) -> dict[int, Reading]:
+        if ways == list(range(len(rows))):  # every way, as most photos have: yolo's crops as they are, not a copy
+            return dict(zip(ways, read_cuts(infer, crops, rows, settings)))
+        chosen = torch.tensor([way * per_way + cut for way in ways for cut in range(per_way)], device=crops.device)
+        return dict(zip(ways, read_cuts(infer, crops[chosen], rows[ways], settings)))
+
+    first = np.flatnonzero(np.diff(plate_of, prepend=-1) > 0).tolist()
+    readings = read(first)
+    doubtful = {int(plate_of[way]) for way in first if readings[way].confidence < settings.other_ways_below}
+    others = [way for way in range(len(rows)) if way not in readings and int(plate_of[way]) in doubtful]
+    if others:
+        readings.update(read(others))
+    ways = sorted(readings)
+    chosen = [ways[index] for index in likeliest([readings[way] for way in ways], plate_of[ways])]
+    return chosen, [readings[way] for way in chosen]
+
+
+def recognize(photo: Photo, infer: Infer, settings: RecognitionSettings) -> Plates:
+    """Every plate of `photo` (as plates.inference.photo_input.photo_input gives it): its box and score, its text
+    where text_score >= `settings.min_text_score` ("" and 0 otherwise), and its `settings.candidates` likeliest texts
+    whatever their score."""
+    if FILE in photo:
+        # Read here too, not only where yolo decodes it: Triton 2.51 reports every error of a BLS sub-request as
+        # INTERNAL, and a file that is no photo is the client's fault (INVALID_ARG).
+        read_header(photo[FILE][0], FILE)
+    try:
+        detected = infer("yolo", photo, list(DETECTOR_OUTPUTS))
+    except SubModelError as error:
+        # A file whose header reads can still fail to decode, in yolo: the client's fault too.
+        fault = error.input_fault(FILE) if FILE in photo else None
+        if fault is None:
+            raise
+        raise fault from error
+    crops, boxes = detected["output__0"], detected["output__1"]
+    if boxes.shape[0] == 0:
+        return Plates.empty(settings.candidates)
+    rows, plate_of = (detected[name].cpu().numpy() for name in ("output__3", "output__4"))
+    chosen, readings = read_ways(infer, crops, rows, plate_of, settings)
+    kept = [r.confidence >= settings.min_text_score for r in readings]
+    candidate_texts, candidate_scores = pad_candidates(readings, settings.candidates)
+    return Plates(
+        boxes=boxes.cpu().numpy().astype(np.float32)[chosen],
+        texts=[r.text if keep else "" for r, keep in zip(readings, kept)],
+        scores=detected["output__2"].cpu().numpy().astype(np.float32)[chosen],
+        text_scores=np.array([r.confidence if keep else 0.0 for r, keep in zip(readings, kept)], np.float32),
+        candidates=candidate_texts,
+        candidate_scores=candidate_scores,
+    )

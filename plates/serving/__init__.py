@@ -1,1 +1,0 @@
-"""What the model repository's `model.py` adapters call: config parsing and the recognition pipeline."""
