@@ -10,15 +10,16 @@ import signal
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
+from readings import CAR_PLATE
 
-from plates.weights import PROJECT_ROOT
+from plates.build.paths import PROJECT_ROOT
 
 SHARED = Path(os.environ.get("PLATES_SHARED_DIR", PROJECT_ROOT.parent / "shared"))
 SAMPLES = SHARED / "data" / "samples"
@@ -62,6 +63,16 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     if collection_path.name == "image" and collection_path.parent == Path(__file__).parent:
         return not config.getoption("--image")
     return None
+
+
+@pytest.fixture
+def verdict_dir(tmp_path_factory, monkeypatch) -> Path:
+    """A folder of its own for the supervisor's verdicts, as the health check reads them."""
+    from plates.client.health import VERDICT_DIR_VARIABLE
+
+    folder = tmp_path_factory.mktemp("verdicts")
+    monkeypatch.setenv(VERDICT_DIR_VARIABLE, str(folder))
+    return folder
 
 
 @pytest.fixture(scope="session")
@@ -140,9 +151,6 @@ def webhook_receiver():
         receiver.close()
 
 
-CAR_PLATE = "B840CK197"
-
-
 @dataclass(frozen=True)
 class Answer:
     sent: float  # time.monotonic() when the request left
@@ -164,7 +172,7 @@ def answer_kind(error: Exception) -> str:
         return {"triton_busy": "refused", "triton_reloading": "reloading", "triton_unavailable": "unavailable"}.get(
             code, "failed"
         )
-    if RELOADING in str(error):  # plates.client.ReloadingError, or the gateway's 503 triton_reloading
+    if RELOADING in str(error):  # plates.client.service.ReloadingError, or the gateway's 503 triton_reloading
         return "reloading"
     if isinstance(error, OverloadedError):
         return "refused"
@@ -179,8 +187,8 @@ def car_reader(kind: str, url: str) -> Iterator[Callable[[bytes], list[str]]]:
     "http" PlatesClient (Triton's HTTP), "grpc" tritonclient.grpc (Triton's gRPC), "gateway" GatewayClient (the
     Snapshot API, with $PLATES_GATEWAY_KEY where set). No request is retried."""
     if kind == "http":
-        from plates.client import PlatesClient
-        from plates.retry import NO_RETRY
+        from plates.client.retry import NO_RETRY
+        from plates.client.service import PlatesClient
 
         with PlatesClient(url, timeout=10, retry=NO_RETRY) as client:
             yield lambda photo: [plate.text for plate in client.recognize(photo)]
@@ -193,8 +201,9 @@ def car_reader(kind: str, url: str) -> Iterator[Callable[[bytes], list[str]]]:
         def read(photo: bytes) -> list[str]:
             tensor = grpcclient.InferInput("image_bytes", [1], "BYTES")
             tensor.set_data_from_numpy(np.array([photo], dtype=np.object_))
-            result = client.infer("plate_recognition", [tensor], outputs=[grpcclient.InferRequestedOutput("texts")],
-                                  client_timeout=10)  # fmt: skip
+            result = client.infer(
+                "plate_recognition", [tensor], outputs=[grpcclient.InferRequestedOutput("texts")], client_timeout=10
+            )
             return [text.decode() for text in result.as_numpy("texts")]
 
         try:
@@ -202,7 +211,7 @@ def car_reader(kind: str, url: str) -> Iterator[Callable[[bytes], list[str]]]:
         finally:
             client.close()
     elif kind == "gateway":
-        from plates.gateway.client import GatewayClient
+        from plates.client.gateway import GatewayClient
 
         # The key of a gateway that asks for one (scripts/test-image.sh exports it for the tests).
         with GatewayClient(url, os.environ.get("PLATES_GATEWAY_KEY"), timeout=10) as client:
@@ -221,8 +230,9 @@ class CarLoad:
     the clients of issue 38 did. `pause_s` paces a thread between requests (0: none).
     """
 
-    def __init__(self, url: str, photo: bytes, clients: int, kind: str = "http", pauses: bool = True,
-                 pause_s: float = 0.0) -> None:  # fmt: skip
+    def __init__(
+        self, url: str, photo: bytes, clients: int, kind: str = "http", pauses: bool = True, pause_s: float = 0.0
+    ) -> None:
         self.url, self.photo, self.kind, self.pauses, self.pause_s = url, photo, kind, pauses, pause_s
         self.answers: list[Answer] = []
         self.stopping = threading.Event()
@@ -231,7 +241,7 @@ class CarLoad:
             thread.start()
 
     def _send(self) -> None:
-        from plates.retry import RetryPolicy
+        from plates.client.retry import RetryPolicy
 
         backoff, refusals = RetryPolicy(), 0
         with car_reader(self.kind, self.url) as read:

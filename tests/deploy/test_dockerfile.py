@@ -11,7 +11,7 @@ import pytest
 import yaml
 from google.protobuf import text_format
 
-from .conftest import ROOT, K8S_DIR, docker_bytes, dev_tool, k8s_bytes, option
+from .conftest import K8S_DIR, ROOT, dev_tool, docker_bytes, k8s_bytes, option
 
 TRITON_IMAGE = "nvcr.io/nvidia/tritonserver:26.07-py3"
 # What NGC publishes for that tag (GitHub release v2.71.0, "corresponding to NGC container 26.07"; the release
@@ -29,7 +29,7 @@ PORTS = {8080}
 TRITON_PORTS = {8000, 8001, 8002}
 # Every model answers a small request: the check the supervisor runs, and the image's HEALTHCHECK until the gateway's
 # /readyz (that check's last answer) replaces it.
-DEEP_CHECK = ["python3", "-m", "plates.server.health", "--url", "localhost:8000"]
+DEEP_CHECK = ["python3", "-m", "plates.client.health", "--url", "localhost:8000"]
 READYZ = "http://127.0.0.1:8080/readyz"
 
 
@@ -49,10 +49,23 @@ def exit_timeout(dockerfile) -> int:
 def test_dockerfile_passes_hadolint():
     # Any finding fails, style included; only nvcr.io and Docker Hub images may be pulled.
     result = subprocess.run(
-        [dev_tool("hadolint"), "--format", "json", "--failure-threshold", "style",
-         "--trusted-registry", "nvcr.io", "--trusted-registry", "docker.io", "Dockerfile"],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        [
+            dev_tool("hadolint"),
+            "--format",
+            "json",
+            "--failure-threshold",
+            "style",
+            "--trusted-registry",
+            "nvcr.io",
+            "--trusted-registry",
+            "docker.io",
+            "Dockerfile",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     findings = json.loads(result.stdout or "[]")
     assert result.returncode == 0 and not findings, json.dumps(findings, indent=1) + result.stderr
 
@@ -118,10 +131,17 @@ def test_lock_has_a_wheel_for_the_stubs_python_for_each_package_of_the_image():
     interpreter, version = "cp{}{}".format(*STUB_PYTHON), "{}.{}".format(*STUB_PYTHON)
     supported = set(cpython_tags(STUB_PYTHON, [interpreter], platforms))
     supported |= set(compatible_tags(STUB_PYTHON, interpreter, platforms))
-    environment = {"python_version": version, "python_full_version": f"{version}.3", "sys_platform": "linux",
-                   "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix",
-                   "implementation_name": "cpython", "platform_python_implementation": "CPython",
-                   "extra": ""}  # fmt: skip
+    environment = {
+        "python_version": version,
+        "python_full_version": f"{version}.3",
+        "sys_platform": "linux",
+        "platform_system": "Linux",
+        "platform_machine": "x86_64",
+        "os_name": "posix",
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "extra": "",
+    }
     lock = tomllib.loads((ROOT / "poetry.lock").read_text())
     without, checked = set(), 0
     for package in lock["package"]:
@@ -144,6 +164,7 @@ def test_lock_has_a_wheel_for_the_stubs_python_for_each_package_of_the_image():
 def test_requirements_come_from_the_lock_main_group(dockerfile):
     exports = [c for c in dockerfile.run_commands(stage=0) if c[:2] == ["poetry", "export"]]
     assert exports and option(exports[0], "--only") == "main", "requirements must be the lock's main group only"
+    assert option(exports[0], "--extras") == "server", "the image serves: it needs the server extra"
     installs = [c for c in dockerfile.run_commands() if "-r" in c or "--requirement" in c]
     assert installs and all("--require-hashes" in c for c in installs), "the lock's hashes must be enforced"
     package = [c for c in dockerfile.run_commands() if any(w.endswith(".whl") for w in c)]
@@ -161,9 +182,12 @@ def test_image_pins_the_poetry_setup_sh_installs(dockerfile):
 @pytest.mark.skipif(shutil.which("poetry") is None, reason="poetry not on PATH")
 def test_locked_main_group_exports_fully_pinned_and_hashed():
     result = subprocess.run(
-        ["poetry", "export", "--only", "main", "--format", "requirements.txt"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        ["poetry", "export", "--only", "main", "--extras", "server", "--format", "requirements.txt"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     requirements = [line for line in result.stdout.splitlines() if re.match(r"^[A-Za-z0-9]", line)]
     names = {re.split(r"[=\[ ;]", line)[0].lower() for line in requirements}
@@ -194,7 +218,7 @@ def test_image_builds_the_repository_with_the_script_setup_sh_runs(dockerfile):
 
 def test_image_serves_the_repository_the_tests_serve(dockerfile):
     """The committed model_repository/ goes in, the script fills it, tritonserver serves that same folder."""
-    from plates.export import DEFAULT_REPOSITORY
+    from plates.build.paths import DEFAULT_REPOSITORY
 
     assert DEFAULT_REPOSITORY == ROOT / "model_repository"  # what tests/integration start Triton on
     destinations = [dest for sources, dest, _ in dockerfile.copies() if sources == ["model_repository/"]]
@@ -205,7 +229,7 @@ def test_image_serves_the_repository_the_tests_serve(dockerfile):
 
 
 def test_image_gpu_by_default_and_cpu_by_build_arg(dockerfile, compose):
-    from plates.export import INSTANCE_KINDS
+    from plates.build.repository import INSTANCE_KINDS
 
     assert option(convert_command(dockerfile), "--instance-kind") == "${INSTANCE_KIND}"
     assert dockerfile.arg_default("INSTANCE_KIND") == "gpu"
@@ -215,8 +239,9 @@ def test_image_gpu_by_default_and_cpu_by_build_arg(dockerfile, compose):
 
 
 def test_instance_kind_gpu_pins_every_model_to_the_gpu(tmp_path):
-    from plates.export import set_instance_kind
     from tritonclient.grpc import model_config_pb2
+
+    from plates.build.repository import set_instance_kind
 
     for config in (ROOT / "model_repository").glob("*/config.pbtxt"):
         (tmp_path / config.parent.name).mkdir()
@@ -272,25 +297,42 @@ def test_image_starts_strict_tritonserver(dockerfile):
 
 
 def test_dockerignore_keeps_the_context_to_what_the_build_uses(dockerfile, dockerignore):
-    for path in ["tests/conftest.py", ".venv/bin/python", "runs/detect/train/weights/best.pt", ".git/HEAD",
-                 ".pytest_cache/v/cache/nodeids", "plates/__pycache__/images.cpython-311.pyc",
-                 "backends/pytorch/model.py", "shared/data/samples/car.jpg",
-                 # compose.yaml's default source of the gateway's keys, beside the Dockerfile.
-                 "gateway-keys",
-                 # Generated: the image makes them from weights/ with the convert script.
-                 "model_repository/stn/1/model.pt", "model_repository/yolo/1/plate_detector.pt",
-                 "model_repository/yolo/1/plate_detector.onnx"]:  # fmt: skip
+    for path in [
+        "tests/conftest.py",
+        ".venv/bin/python",
+        "runs/detect/train/weights/best.pt",
+        ".git/HEAD",
+        ".pytest_cache/v/cache/nodeids",
+        "plates/__pycache__/images.cpython-311.pyc",
+        "backends/pytorch/model.py",
+        "shared/data/samples/car.jpg",
+        # compose.yaml's default source of the gateway's keys, beside the Dockerfile.
+        "gateway-keys",
+        # Generated: the image makes them from weights/ with the convert script.
+        "model_repository/stn/1/model.pt",
+        "model_repository/yolo/1/plate_detector.pt",
+        "model_repository/yolo/1/plate_detector.onnx",
+    ]:
         assert dockerignore.ignores(path), f"{path} would be sent to the build"
     for path in ["weights/plates_stn.pt", "weights/plates_lprnet.pt", "weights/plate_detector.pt"]:
         assert not dockerignore.ignores(path), f"{path} is needed by the build"
     # Every committed file under what the Dockerfile copies or mounts reaches the build.
-    sources = [src.rstrip("/") for stage in range(dockerfile.final_stage + 1)
-               for sources, _, flags in dockerfile.copies(stage) if not flags for src in sources]  # fmt: skip
+    sources = [
+        src.rstrip("/")
+        for stage in range(dockerfile.final_stage + 1)
+        for sources, _, flags in dockerfile.copies(stage)
+        if not flags
+        for src in sources
+    ]
     sources += re.findall(r"--mount=type=bind,source=([^,\s]+)", " ".join(i.args for i in dockerfile.final("RUN")))
     assert {"plates", "model_repository", "weights", CONVERT_SCRIPT} <= set(sources)
     # Committed files and new ones git would commit (not those it ignores).
-    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "--", *sources],
-                            cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "--", *sources],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     files = listed.stdout.splitlines()
     assert "pyproject.toml" in files and "model_repository/yolo/config.pbtxt" in files, listed.stderr
     assert [f for f in files if dockerignore.ignores(f)] == []
@@ -300,7 +342,7 @@ def test_dockerignore_keeps_the_context_to_what_the_build_uses(dockerfile, docke
 
 
 def test_compose_shm_fits_the_largest_accepted_image_twice(compose):
-    from plates.images import MAX_SIDE
+    from plates.photos.pixels import MAX_SIDE
 
     largest = MAX_SIDE * MAX_SIDE * 3  # uint8 HWC, in plate_recognition's and yolo's shm regions at once
     for name, service in compose["services"].items():
@@ -351,8 +393,9 @@ def test_compose_checks_the_gateways_readiness_and_restarts(compose):
 def test_compose_drops_privileges_and_bounds_memory_and_processes(compose):
     limit = k8s_bytes(
         yaml.safe_load((K8S_DIR / "deployment.yaml").read_text())["spec"]["template"]["spec"]["containers"][0][
-            "resources"]["limits"]["memory"]
-    )  # fmt: skip
+            "resources"
+        ]["limits"]["memory"]
+    )
     for name, service in compose["services"].items():
         assert service["cap_drop"] == ["ALL"] and "cap_add" not in service, name
         assert "no-new-privileges:true" in service["security_opt"], name
@@ -385,9 +428,25 @@ def test_compose_images_carry_the_package_version(compose):
 def test_compose_services_use_only_known_keys():
     # yaml.safe_load resolves the x-triton anchor; a typo in a merged key would otherwise pass silently.
     raw = yaml.safe_load((ROOT / "compose.yaml").read_text())
-    allowed = {"image", "build", "deploy", "profiles", "shm_size", "ports", "healthcheck", "stop_grace_period",
-               "restart", "read_only", "tmpfs", "mem_limit", "pids_limit", "cap_drop", "security_opt", "environment",
-               "secrets"}  # fmt: skip
+    allowed = {
+        "image",
+        "build",
+        "deploy",
+        "profiles",
+        "shm_size",
+        "ports",
+        "healthcheck",
+        "stop_grace_period",
+        "restart",
+        "read_only",
+        "tmpfs",
+        "mem_limit",
+        "pids_limit",
+        "cap_drop",
+        "security_opt",
+        "environment",
+        "secrets",
+    }
     for name, service in raw["services"].items():
         assert set(service) <= allowed, f"{name}: unexpected keys {set(service) - allowed}"
 

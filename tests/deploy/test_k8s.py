@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 
@@ -23,8 +22,11 @@ GATEWAY_KEYS_SECRET = "plates-gateway"
 def validate(*paths) -> subprocess.CompletedProcess:
     return subprocess.run(
         [dev_tool("kubernetes-validate"), "--strict", "--kubernetes-version", KUBERNETES_VERSION, *map(str, paths)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def selects(selector: dict, labels: dict) -> bool:
@@ -162,8 +164,16 @@ def test_pod_meets_the_restricted_profile_beyond_the_security_context(pod):
     """What the restricted profile checks besides the security contexts: no host namespaces, ports or paths."""
     spec = pod["spec"]
     assert not any(spec.get(key) for key in ("hostNetwork", "hostPID", "hostIPC"))
-    allowed = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected",
-               "secret"}  # fmt: skip
+    allowed = {
+        "configMap",
+        "csi",
+        "downwardAPI",
+        "emptyDir",
+        "ephemeral",
+        "persistentVolumeClaim",
+        "projected",
+        "secret",
+    }
     for volume in spec["volumes"]:
         assert set(volume) - {"name"} <= allowed, volume["name"]
     for container in spec["containers"] + spec.get("initContainers", []):

@@ -9,13 +9,15 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import PurePosixPath
 
-from plates.client import PlatesClient
-from plates.export import generated_files
-from plates.photos import read_image
-from plates.readiness import is_ready
-from plates.retry import NO_RETRY
-from plates.server.health import deep_check
-from plates.weights import PROJECT_ROOT
+from readings import CAR_PLATE
+
+from plates.build.paths import PROJECT_ROOT
+from plates.build.repository import generated_files
+from plates.client.health import deep_check
+from plates.client.readiness import is_ready
+from plates.client.retry import NO_RETRY
+from plates.client.service import PlatesClient
+from plates.photos.files import read_image
 
 REPOSITORY = PurePosixPath("/opt/plates/model_repository")
 STOP_GRACE_S = 40  # compose's stop_grace_period; tritonserver's --exit-timeout-secs is 30
@@ -41,8 +43,20 @@ def test_image_health_check_passes(engine, container):
 
 def test_the_image_refuses_to_publish_the_gateway_without_api_keys(engine, image):
     """Started as compose or a pod would be, but with no key: the gateway would serve anyone on 0.0.0.0."""
-    run = engine("run", "--rm", "--user", "1000:1000", "--read-only", "--tmpfs", "/tmp", "-e", "PLATES_GATEWAY_KEYS=",
-                 image, timeout=120, check=False)  # fmt: skip
+    run = engine(
+        "run",
+        "--rm",
+        "--user",
+        "1000:1000",
+        "--read-only",
+        "--tmpfs",
+        "/tmp",
+        "-e",
+        "PLATES_GATEWAY_KEYS=",
+        image,
+        timeout=120,
+        check=False,
+    )
     assert run.returncode == 78, run
     assert "the gateway cannot start: refusing to listen on 0.0.0.0 without API keys" in run.stderr, run.stderr
 
@@ -63,11 +77,39 @@ def test_image_holds_the_model_repository_and_nothing_of_the_workspace(engine, i
     # installs its own tests as a top-level `tests` package: only this project's are looked for.)
     assert files_under(engine, image, "/opt/plates") == expected
     checkpoints = engine(
-        "run", "--rm", "--user", "root", "--entrypoint", "find", image, "/", "-xdev",
-        "(", "-name", "stn.pth", "-o", "-name", "lprnet.pth", "-o", "-name", ".venv", "-o", "-path", "/root/.cache/*",
-        "-o", "-path", "*/tests/integration", "-o", "-name", "runs", "-path", "/opt/*", ")", "-print",
+        "run",
+        "--rm",
+        "--user",
+        "root",
+        "--entrypoint",
+        "find",
+        image,
+        "/",
+        "-xdev",
+        "(",
+        "-name",
+        "stn.pth",
+        "-o",
+        "-name",
+        "lprnet.pth",
+        "-o",
+        "-name",
+        ".venv",
+        "-o",
+        "-path",
+        "/root/.cache/*",
+        "-o",
+        "-path",
+        "*/tests/integration",
+        "-o",
+        "-name",
+        "runs",
+        "-path",
+        "/opt/*",
+        ")",
+        "-print",
         timeout=300,
-    ).stdout.split()  # fmt: skip
+    ).stdout.split()
     assert checkpoints == []
 
 
@@ -119,8 +161,7 @@ def test_stop_lets_requests_in_flight_finish_and_exits_zero(engine, container, u
         engine("stop", "-t", str(STOP_GRACE_S), container, timeout=STOP_GRACE_S + 30)
         stopped_s = time.monotonic() - started
         readings = [future.result() for future in in_flight]
-    assert all("B840CK197" in texts for texts in readings), readings
+    assert all(CAR_PLATE in texts for texts in readings), readings
     assert engine.inspect(container, "{{.State.ExitCode}}") == "0"
     assert stopped_s < STOP_GRACE_S, f"stop took {stopped_s:.0f} s: the engine killed the server"
     assert not is_ready(url)
-

@@ -1,24 +1,35 @@
-"""One Triton server per test session: started with the launcher users run, or given with --triton-url."""
+"""Integration tests start real servers and processes: one Triton server per test session (started with the launcher
+users run, or given with --triton-url), gateways in front of it, and trees of processes shaped as tritonserver's."""
 
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from plates.benchmark import model_statistics
-from plates.export import DEFAULT_REPOSITORY, is_built, rebuild
-from plates.readiness import normalize_url, wait_for_server
+from plates.build.paths import DEFAULT_REPOSITORY
+from plates.build.repository import is_built, rebuild
+from plates.client.readiness import normalize_url, wait_for_server
+from plates.evaluation.timing import model_statistics
+from plates.inference.stubs import stubs
 from plates.server.launcher import LocalServer, free_port
 from plates.server.options import ADMIN_KEY_VARIABLE
 
 from .gateways import KEY, running_gateway, wait_until_ready
 
-
 # The admin header's value of the server under test: the local one is started with it, and scripts/test-image.sh
 # starts the container with the same variable.
 ADMIN_KEY = os.environ.setdefault(ADMIN_KEY_VARIABLE, "plates-integration-tests")
+
+SLEEP = "import time; time.sleep(120)"
+# A parent that never reaps its children, as tritonserver does not at once: a stub killed with -9 stays a zombie.
+PARENT = "import subprocess, sys, time; [subprocess.Popen([sys.executable, p]) for p in sys.argv[1:]]; time.sleep(120)"
 
 
 @pytest.fixture(scope="session")
@@ -85,3 +96,38 @@ def keyed_gateway(request, triton_url, triton_grpc_url, tmp_path_factory):
     log = tmp_path_factory.mktemp("gateway") / "gateway.log"
     with running_gateway(triton_url, triton_grpc_url, log, KEYS=KEY) as url:
         yield url
+
+
+@pytest.fixture
+def stub_tree(tmp_path) -> Callable[..., subprocess.Popen]:
+    """stub_tree("yolo", "stn") starts a process with one child per model, run on `<repository>/<model>/1/model.py`
+    as Triton's stubs are, and returns it once every child runs; all of them are killed after the test."""
+    started = []
+
+    def start(*models: str) -> subprocess.Popen:
+        files = []
+        for model in models:
+            path = tmp_path / "repository" / model / "1" / "model.py"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(SLEEP)
+            files.append(str(path))
+        parent = subprocess.Popen([sys.executable, "-c", PARENT, *files], start_new_session=True)
+        started.append(parent)
+        deadline = time.monotonic() + 30  # three interpreters to start on a busy machine
+        while len(stubs(parent.pid)) < len(models):
+            assert time.monotonic() < deadline, "the fake stubs did not start"
+            time.sleep(0.05)
+        return parent
+
+    yield start
+    for parent in started:
+        os.killpg(parent.pid, signal.SIGKILL)
+        parent.wait()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Every test under this folder is an integration test, so `-m "not integration"` leaves the unit suite.
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents:
+            item.add_marker(pytest.mark.integration)

@@ -9,13 +9,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import requests
 
-from plates.readiness import wait_for_server
+from plates.client.readiness import wait_for_server
 from plates.server.launcher import free_port
 
 # The key of the keyed gateway the tests start, or of the one --gateway-url names (scripts/test-image.sh sets it).
@@ -33,8 +33,20 @@ class Served:
 def running_serve(log: Path) -> Iterator[Served]:
     """`plates serve` as a user runs it (no keys: its gateway on the loopback), ready; stopped with SIGTERM after."""
     http, grpc, gateway = free_port(), free_port(), free_port()
-    command = [sys.executable, "-m", "plates.cli.main", "serve", "--http-port", str(http), "--grpc-port", str(grpc),
-               "--metrics-port", str(free_port()), "--gateway-port", str(gateway)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "plates.cli.main",
+        "serve",
+        "--http-port",
+        str(http),
+        "--grpc-port",
+        str(grpc),
+        "--metrics-port",
+        str(free_port()),
+        "--gateway-port",
+        str(gateway),
+    ]
     environ = {name: value for name, value in os.environ.items() if not name.startswith("PLATES_GATEWAY_")}
     # A file, not a pipe: Triton's own log could fill a pipe nobody reads.
     with log.open("wb") as output:
@@ -60,8 +72,20 @@ def running_gateway(triton_url: str, triton_grpc_url: str, log: Path, **variable
     port = free_port()
     environ = {name: value for name, value in os.environ.items() if not name.startswith("PLATES_GATEWAY_")}
     environ.update({f"PLATES_GATEWAY_{name}": value for name, value in variables.items()})
-    command = [sys.executable, "-m", "plates.cli.main", "gateway", "--port", str(port), "--triton-grpc",
-               triton_grpc_url, "--triton-http", triton_url, "--health-interval", "1"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "plates.cli.main",
+        "gateway",
+        "--port",
+        str(port),
+        "--triton-grpc",
+        triton_grpc_url,
+        "--triton-http",
+        triton_url,
+        "--health-interval",
+        "1",
+    ]
     with log.open("wb") as output:
         process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=environ)
     url = f"http://127.0.0.1:{port}"
@@ -73,8 +97,9 @@ def running_gateway(triton_url: str, triton_grpc_url: str, log: Path, **variable
         process.wait(timeout=30)
 
 
-def wait_until_ready(url: str, process: subprocess.Popen | None = None, log: Path | None = None,
-                     timeout: float = 60) -> None:  # fmt: skip
+def wait_until_ready(
+    url: str, process: subprocess.Popen | None = None, log: Path | None = None, timeout: float = 60
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process is not None:

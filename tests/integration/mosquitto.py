@@ -29,21 +29,41 @@ class Mosquitto:
 
     def __init__(self, folder: Path, secure: bool = False) -> None:
         if not os.access(MOSQUITTO, os.X_OK):
-            raise RuntimeError("mosquitto not found: install it as the README's prerequisites say (apt-get install "
-                               "mosquitto)")
+            raise RuntimeError(
+                "mosquitto not found: install it as the README's prerequisites say (apt-get install mosquitto)"
+            )
         self.port, self.folder = free_port(), folder
         self.config = folder / "mosquitto.conf"
         self.ca = folder / "broker.crt" if secure else None
         access = "allow_anonymous true\n"
         if secure:
             subprocess.run(
-                ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                 "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(folder / "broker.key"), "-out", str(self.ca)],
-                check=True, capture_output=True,
-            )  # fmt: skip
+                [
+                    "openssl",
+                    "req",
+                    "-x509",
+                    "-newkey",
+                    "rsa:2048",
+                    "-nodes",
+                    "-days",
+                    "1",
+                    "-subj",
+                    "/CN=127.0.0.1",
+                    "-addext",
+                    "subjectAltName=IP:127.0.0.1",
+                    "-keyout",
+                    str(folder / "broker.key"),
+                    "-out",
+                    str(self.ca),
+                ],
+                check=True,
+                capture_output=True,
+            )
             subprocess.run(["mosquitto_passwd", "-b", "-c", str(folder / "passwords"), USER, PASSWORD], check=True)
-            access = (f"allow_anonymous false\npassword_file {folder}/passwords\n"
-                      f"certfile {self.ca}\nkeyfile {folder}/broker.key\n")  # fmt: skip
+            access = (
+                f"allow_anonymous false\npassword_file {folder}/passwords\n"
+                f"certfile {self.ca}\nkeyfile {folder}/broker.key\n"
+            )
         self.config.write_text(
             f"listener {self.port} 127.0.0.1\n{access}persistence true\n"
             f"persistence_location {folder}/\nautosave_on_changes true\nautosave_interval 1\n"

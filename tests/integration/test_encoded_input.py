@@ -9,11 +9,11 @@ import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
 from plates.cli.client import main
-from plates.client import PlatesClient
+from plates.client.readiness import is_ready
+from plates.client.service import PlatesClient
 from plates.exceptions import InvalidInputError
-from plates.images import MAX_SIDE
-from plates.photos import read_image
-from plates.readiness import is_ready
+from plates.photos.files import read_image
+from plates.photos.pixels import MAX_SIDE
 
 # car.jpg, cat.jpeg (no plate), val photos (ds_206 is a phone's MPO), and e2e.json photos from the train split.
 PHOTOS = [
@@ -29,7 +29,7 @@ PHOTOS = [
 @pytest.mark.parametrize("photo", PHOTOS)
 def test_photo_sent_as_its_file_reads_as_its_pixels(triton_url, samples, photo):
     path = samples.parent / photo
-    # The pixels are those of the server's own decoder (read_image decodes with plates.decoding on the CPU). On
+    # The pixels are those of the server's own decoder (read_image decodes with plates.photos.decoding on the CPU). On
     # this project's photos they equal cv2.imread's bit for bit (all 93 val photos: torchvision's and OpenCV
     # 4.10's libjpeg-turbo agree), but another libjpeg, or nvJPEG on a GPU, may differ by a level here and there,
     # enough to tip a close plate such as car.jpg's C/O.

@@ -33,12 +33,14 @@ import cv2
 import numpy as np
 import pytest
 import requests
+from readings import CAR_PLATE, CAR_PLATE_LOWER
 
-from plates.readiness import normalize_url
+from plates.client.readiness import normalize_url
+
 from .gateways import running_gateway, running_serve, wait_until_ready
 
 KEY = os.environ.get("PLATES_GATEWAY_KEY", "integration-gateway-key-5f1c0e")
-PLATE = "b840ck197"  # car.jpg's plate, as Plate Recognizer's clients read it (lower case)
+PLATE = CAR_PLATE_LOWER  # car.jpg's plate, as Plate Recognizer's clients read it (lower case)
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +55,11 @@ def gateways(request, tmp_path_factory) -> dict[str, str]:
         else:
             served = stack.enter_context(running_serve(logs / "serve.log"))
             open_url, triton_url, triton_grpc_url = served.gateway, served.triton_http, served.triton_grpc
-        anonymous_url = stack.enter_context(running_gateway(triton_url, triton_grpc_url, logs / "anonymous.log",
-                                                            KEYS=KEY, ANONYMOUS_FROM="127.0.0.0/8,::1"))  # fmt: skip
+        anonymous_url = stack.enter_context(
+            running_gateway(
+                triton_url, triton_grpc_url, logs / "anonymous.log", KEYS=KEY, ANONYMOUS_FROM="127.0.0.0/8,::1"
+            )
+        )
         if given:
             keyed_url = normalize_url(given)
             wait_until_ready(keyed_url)
@@ -168,16 +173,23 @@ def home_assistant(server: str, image: bytes, api_token: str, config: dict) -> d
     mmc False and the token always sent; then, for any server but their cloud, `stats = response["usage"]`,
     `calls_remaining = stats["max_calls"] - stats["calls"]`. What it reads of each result is returned."""
     response = requests.post(
-        server, data=dict(regions=None, camera_id="platerecognizer_gate", mmc=False, config=json.dumps(config)),
-        files={"upload": image}, headers={"Authorization": f"Token {api_token}"}, timeout=60,
-    ).json()  # fmt: skip
+        server,
+        data=dict(regions=None, camera_id="platerecognizer_gate", mmc=False, config=json.dumps(config)),
+        files={"upload": image},
+        headers={"Authorization": f"Token {api_token}"},
+        timeout=60,
+    ).json()
     vehicles = [
-        {"plate": r["plate"], "confidence": r["score"], "region_code": r["region"]["code"],
-         "vehicle_type": r["vehicle"]["type"],
-         "box_y_centre": r["box"]["ymin"] + (r["box"]["ymax"] - r["box"]["ymin"]) / 2,
-         "box_x_centre": r["box"]["xmin"] + (r["box"]["xmax"] - r["box"]["xmin"]) / 2}
+        {
+            "plate": r["plate"],
+            "confidence": r["score"],
+            "region_code": r["region"]["code"],
+            "vehicle_type": r["vehicle"]["type"],
+            "box_y_centre": r["box"]["ymin"] + (r["box"]["ymax"] - r["box"]["ymin"]) / 2,
+            "box_x_centre": r["box"]["xmin"] + (r["box"]["xmax"] - r["box"]["xmin"]) / 2,
+        }
         for r in response["results"]
-    ]  # fmt: skip
+    ]
     plates = {cand["plate"] for result in response["results"] for cand in result["candidates"]}
     stats = response["usage"]
     return {"vehicles": vehicles, "plates": plates, "calls_remaining": stats["max_calls"] - stats["calls"]}
@@ -197,8 +209,13 @@ def frigate_plate_recognizer(api_url: str, image: bytes, token: str) -> tuple[st
     recognize_with_plate_recognizer(): `session.post(api_url, data=dict(regions=recognizer_config.regions),
     files={"upload": image}, headers={"Authorization": f"Token {recognizer_config.token}"})`, a status in (200, 201),
     then `results[0]`'s "plate" and "score"."""
-    response = requests.Session().post(api_url, data=dict(regions=["ru"]), files={"upload": image},
-                                       headers={"Authorization": f"Token {token}"}, timeout=60)  # fmt: skip
+    response = requests.Session().post(
+        api_url,
+        data=dict(regions=["ru"]),
+        files={"upload": image},
+        headers={"Authorization": f"Token {token}"},
+        timeout=60,
+    )
     assert response.status_code in (200, 201), response.text
     top = (response.json().get("results") or [{}])[0]
     return top.get("plate"), top.get("score")
@@ -235,9 +252,12 @@ def test_frigate_plate_recognizers_codeproject_path_needs_a_key_or_an_anonymous_
 def test_a_base64_text_field_as_node_red_flows_send_it(gateways, car, deployment):
     # The Node-RED node's own code could not be read here: this is what Plate Recognizer's JavaScript example,
     # which such flows follow, sends (docs.platerecognizer.com, "Or body.append('upload', base64Image)").
-    response = requests.post(gateways[deployment] + "/v1/plate-reader/",
-                             files={"upload": (None, base64.b64encode(car).decode())},
-                             headers={"Authorization": f"Token {KEY}"}, timeout=60)  # fmt: skip
+    response = requests.post(
+        gateways[deployment] + "/v1/plate-reader/",
+        files={"upload": (None, base64.b64encode(car).decode())},
+        headers={"Authorization": f"Token {KEY}"},
+        timeout=60,
+    )
     assert response.status_code == 201 and response.json()["results"][0]["plate"] == PLATE
 
 
@@ -248,8 +268,12 @@ def genetec(url: str, image: bytes, params: dict) -> dict:
     sends it urlencoded, `self.session.post(url, data)` with `Authorization: Token`, and raises on 400 (the JSON),
     403 (`detail`), 413 (`error`), 429 (`detail`, after 10 tries), or on 2xx when "error" is in the JSON."""
     created = datetime(2026, 11, 24, 10, 15, tzinfo=timezone.utc)
-    data = {"upload": base64.b64encode(image).decode(), "timestamp": created.isoformat(), "camera_id": "Lane 1",
-            "mmc": params.get("mmc", "true")}  # fmt: skip
+    data = {
+        "upload": base64.b64encode(image).decode(),
+        "timestamp": created.isoformat(),
+        "camera_id": "Lane 1",
+        "mmc": params.get("mmc", "true"),
+    }
     session = requests.Session()
     session.headers = {"Authorization": "Token " + KEY}
     response = session.post(f"{url}/v1/plate-reader/", data, timeout=60)
@@ -276,11 +300,14 @@ def pyzm(alpr_url: str, png_path, apikey: str = "") -> list[tuple]:
     empty key of a server that needs none, `response.raise_for_status()`, and each result's plate, dscore, score and
     box."""
     with open(png_path, "rb") as fp:
-        response = requests.post(alpr_url, timeout=15, files=dict(upload=fp), data={},
-                                 headers={"Authorization": "Token " + apikey})  # fmt: skip
+        response = requests.post(
+            alpr_url, timeout=15, files=dict(upload=fp), data={}, headers={"Authorization": "Token " + apikey}
+        )
     response.raise_for_status()
-    return [(r["plate"], r["dscore"], r["score"], [r["box"][k] for k in ("xmin", "ymin", "xmax", "ymax")])
-            for r in response.json().get("results")]  # fmt: skip
+    return [
+        (r["plate"], r["dscore"], r["score"], [r["box"][k] for k in ("xmin", "ymin", "xmax", "ymax")])
+        for r in response.json().get("results")
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -316,8 +343,9 @@ def viseron(host: str, port: int, image: bytes, min_confidence: float = VISERON_
     min_confidence is its license_plate_recognition config's, whose default is DEFAULT_MIN_CONFIDENCE 0.6
     (viseron/domains/license_plate_recognition/const.py, commit 0496aae7). _process_frame() returns nothing unless
     `result["success"]`, then reads each prediction's x_min, y_min, x_max, y_max, "plate" and "confidence"."""
-    result = cpai.process_image(url=f"http://{host}:{port}/v1/image/alpr", image_bytes=image,
-                                min_confidence=min_confidence, timeout=10)  # fmt: skip
+    result = cpai.process_image(
+        url=f"http://{host}:{port}/v1/image/alpr", image_bytes=image, min_confidence=min_confidence, timeout=10
+    )
     if not result["success"]:
         return []
     return [
@@ -353,7 +381,11 @@ def test_a_recorder_polls_the_status_routes_then_sends_a_photo(gateways, car, de
     for route in ("/v1/server/status/ping", "/v1/status/updateavailable", "/v1/server/status/updateavailable"):
         status = requests.get(url + route, timeout=10)
         assert status.status_code == 200 and status.json()["success"] is True, route
-    answer = requests.post(url + "/v1/vision/alpr", files={field: ("alpr.jpg", car, "image/jpeg")},
-                           data={"min_confidence": "0.2"}, timeout=60).json()  # fmt: skip
-    assert answer["success"] and [p["label"] for p in answer["predictions"]] == ["Plate: B840CK197"]
-    assert answer["count"] == 1 and answer["message"] == "Found Plate: B840CK197"
+    answer = requests.post(
+        url + "/v1/vision/alpr",
+        files={field: ("alpr.jpg", car, "image/jpeg")},
+        data={"min_confidence": "0.2"},
+        timeout=60,
+    ).json()
+    assert answer["success"] and [p["label"] for p in answer["predictions"]] == [f"Plate: {CAR_PLATE}"]
+    assert answer["count"] == 1 and answer["message"] == f"Found Plate: {CAR_PLATE}"

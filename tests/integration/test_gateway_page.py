@@ -9,14 +9,23 @@ import shutil
 
 import pytest
 from playwright.sync_api import sync_playwright
+from readings import CAR_PLATE
 
 from .gateways import KEY
 
 CHROMIUM = "/usr/bin/chromium"
 # No network here, and nothing of the browser's own to fetch or sync; a container's /dev/shm (64 MiB) is too small
 # for Chromium's shared memory, so it keeps it in /tmp.
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]  # fmt: skip
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+]
 DROP = """([data, name]) => {
     const bytes = Uint8Array.from(atob(data), c => c.charCodeAt(0));
     const transfer = new DataTransfer();
@@ -49,9 +58,9 @@ def test_a_person_drops_car_jpg_and_sees_its_plate_drawn_and_read(keyed_gateway,
     car = base64.b64encode((samples / "car.jpg").read_bytes()).decode()
     page.evaluate(DROP, [car, "car.jpg"])
     page.wait_for_selector("#photo[data-plates]", state="attached", timeout=30_000)
-    assert page.eval_on_selector("#photo", "canvas => canvas.dataset.plates") == "B840CK197"
+    assert page.eval_on_selector("#photo", "canvas => canvas.dataset.plates") == CAR_PLATE
     assert page.inner_text("#status").startswith("car.jpg: 1 plate read")
-    assert "B840CK197" in page.inner_text("#plates") and "Moscow" in page.inner_text("#plates")
+    assert CAR_PLATE in page.inner_text("#plates") and "Moscow" in page.inner_text("#plates")
     # The photo is drawn at its size, and the plate's box (94.5, 330.8)-(133.1, 342.7) in green on it.
     assert page.eval_on_selector("#photo", "canvas => [canvas.width, canvas.height]") == [780, 439]
     red, green, blue, alpha = page.evaluate(PIXEL, [94, 337])

@@ -21,7 +21,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 from .gateways import KEY
 
 HOOKS = Path(__file__).with_name("schemathesis_hooks.py")
@@ -30,11 +29,30 @@ HOOKS = Path(__file__).with_name("schemathesis_hooks.py")
 def test_schemathesis_with_every_check_finds_nothing(keyed_gateway, tmp_path):
     schemathesis = Path(sys.executable).with_name("schemathesis")
     command = [
-        str(schemathesis), "run", f"{keyed_gateway}/openapi.json", "--header", f"Authorization: Token {KEY}",
-        "--checks", "all", "--max-examples", "100", "--workers", "2", "--request-timeout", "30", "--seed", "1",
-    ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=tmp_path,
-                          env={**os.environ, "SCHEMATHESIS_HOOKS": str(HOOKS)})  # fmt: skip
+        str(schemathesis),
+        "run",
+        f"{keyed_gateway}/openapi.json",
+        "--header",
+        f"Authorization: Token {KEY}",
+        "--checks",
+        "all",
+        "--max-examples",
+        "100",
+        "--workers",
+        "2",
+        "--request-timeout",
+        "30",
+        "--seed",
+        "1",
+    ]
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=tmp_path,
+        env={**os.environ, "SCHEMATHESIS_HOOKS": str(HOOKS)},
+    )
     print(done.stdout[-3000:])
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
     assert "13 selected / 13 total" in done.stdout and "No issues found" in done.stdout

@@ -5,6 +5,8 @@ cpu_answers.json is what that Triton answered: car.jpg's plate among them."""
 import json
 import tarfile
 
+from readings import CAR_PLATE
+
 from plates.gpu_check.bundle import GPU_PYTHON, TRAVEL_LIMIT_BYTES, build_bundle, local_python
 
 
@@ -14,7 +16,7 @@ def test_the_bundle_fits_the_device_tool_and_its_triton_alone_reads_car_jpg(tmp_
     assert sizes["travel"] <= TRAVEL_LIMIT_BYTES
     assert json.loads((bundle / "manifest.json").read_text())["bytes"] == sizes
     answers = json.loads((bundle / "cpu_answers.json").read_text())
-    assert [plate["text"] for plate in answers["samples/car.jpg"]] == ["B840CK197"]
+    assert [plate["text"] for plate in answers["samples/car.jpg"]] == [CAR_PLATE]
     assert answers["samples/cat.jpeg"] == []
     e2e = json.loads((data / "e2e.json").read_text())
     assert len(answers) == 2 + len({entry["image"] for entry in e2e})

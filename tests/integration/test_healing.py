@@ -16,11 +16,12 @@ from collections import Counter
 import psutil
 import pytest
 
-from plates.readiness import normalize_url, wait_for_server
-from plates.server.health import deep_check
-from plates.server.processes import server_processes, stubs
-from plates.server.options import ADMIN_HEADER, GRPC_ADMIN_HEADER
+from plates.client.health import deep_check
+from plates.client.readiness import normalize_url, wait_for_server
+from plates.inference.stubs import stubs
 from plates.server.launcher import free_port
+from plates.server.options import ADMIN_HEADER, GRPC_ADMIN_HEADER
+from plates.server.process_memory import server_processes
 
 from .conftest import ADMIN_KEY
 from .test_serve_command import wait_for_text
@@ -52,8 +53,16 @@ def test_plates_serve_reloads_a_killed_stub_of_every_model_under_four_clients_wi
         pytest.skip("kills the stubs of the local server `plates serve` starts")
     http, grpc, gateway = free_port(), free_port(), free_port()
     url = f"localhost:{http}"
-    ports = ["--http-port", str(http), "--grpc-port", str(grpc), "--metrics-port", str(free_port()),
-             "--gateway-port", str(gateway)]  # fmt: skip
+    ports = [
+        "--http-port",
+        str(http),
+        "--grpc-port",
+        str(grpc),
+        "--metrics-port",
+        str(free_port()),
+        "--gateway-port",
+        str(gateway),
+    ]
     log = tmp_path / "serve.log"
     with log.open("w") as output:
         command = [sys.executable, "-m", "plates.cli.main", "serve", *ports]
@@ -83,12 +92,19 @@ def test_plates_serve_reloads_a_killed_stub_of_every_model_under_four_clients_wi
             # The gateway's own client can spend the whole reload waiting on the request the dead stub held: a client
             # that starts after the kill meets the reload for sure.
             after_kill = car_load(at["gateway"], clients=1, kind="gateway") if model == "plate_recognition" else None
-            healed = {kind: load.first_right_since(killed, READS_AGAIN_WITHIN_S, tail).answered - killed
-                      for kind, load in loads.items()}  # fmt: skip
-            said = {kind: Counter(a.kind for a in load.since(killed) if a.answered < killed + healed[kind])
-                    for kind, load in loads.items()}  # fmt: skip
-            print(f"{model}: car.jpg read right again after " + ", ".join(f"{k} {s:.1f} s" for k, s in healed.items())
-                  + f"; meanwhile {said}")  # fmt: skip
+            healed = {
+                kind: load.first_right_since(killed, READS_AGAIN_WITHIN_S, tail).answered - killed
+                for kind, load in loads.items()
+            }
+            said = {
+                kind: Counter(a.kind for a in load.since(killed) if a.answered < killed + healed[kind])
+                for kind, load in loads.items()
+            }
+            print(
+                f"{model}: car.jpg read right again after "
+                + ", ".join(f"{k} {s:.1f} s" for k, s in healed.items())
+                + f"; meanwhile {said}"
+            )
             wait_for_text(log, f"supervisor: reloaded {model} in ", serve, timeout=READS_AGAIN_WITHIN_S)
             text = log.read_text()
             assert f"supervisor: the stub of {model} (pid {stub}) exited" in text

@@ -12,10 +12,10 @@ import tritonclient.http as httpclient
 import yaml
 from tritonclient.utils import InferenceServerException
 
-from plates.images import MAX_SIDE
-from plates.readiness import is_ready
-from plates.server.processes import memory, server_processes
-from plates.weights import PROJECT_ROOT
+from plates.build.paths import PROJECT_ROOT
+from plates.client.readiness import is_ready
+from plates.photos.pixels import MAX_SIDE
+from plates.server.process_memory import memory, server_processes
 
 DEPLOYMENT = PROJECT_ROOT / "deploy" / "k8s" / "deployment.yaml"
 

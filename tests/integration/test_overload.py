@@ -7,11 +7,12 @@ import time
 
 import cv2
 import numpy as np
+from readings import CAR_PLATE
 
-from plates.client import PlatesClient
+from plates.client.readiness import is_ready
+from plates.client.retry import NO_RETRY, RetryPolicy
+from plates.client.service import PlatesClient
 from plates.exceptions import OverloadedError
-from plates.readiness import is_ready
-from plates.retry import NO_RETRY, RetryPolicy
 
 THREADS = 16  # well over what plate_recognition's queue holds (1 served, 2 waiting)
 PER_THREAD = 3
@@ -49,10 +50,12 @@ def test_a_burst_beyond_the_queue_is_refused_quickly_and_what_is_served_is_right
     assert len(results) == THREADS * PER_THREAD
     refused = [s for s, answer in results if isinstance(answer, OverloadedError)]
     accepted = [(s, answer) for s, answer in results if not isinstance(answer, OverloadedError)]
-    print(f"{len(accepted)} accepted, median {np.median([s for s, _ in accepted]) * 1000:.0f} ms; "
-          f"{len(refused)} refused, median {np.median(refused) * 1000:.0f} ms")
+    print(
+        f"{len(accepted)} accepted, median {np.median([s for s, _ in accepted]) * 1000:.0f} ms; "
+        f"{len(refused)} refused, median {np.median(refused) * 1000:.0f} ms"
+    )
     assert refused and accepted
-    assert all("B840CK197" in [p.text for p in answer] for _, answer in accepted)
+    assert all(CAR_PLATE in [p.text for p in answer] for _, answer in accepted)
     # Refused without waiting for a photo's turn: a refusal is answered well before a served photo is.
     assert np.median(refused) < np.median([s for s, _ in accepted])
     assert all("overloaded" in str(answer) for _, answer in results if isinstance(answer, OverloadedError))
@@ -91,5 +94,5 @@ def test_plates_client_retries_a_refusal_and_then_reads_the_plate(triton_url, sa
             if len(tries) - before > 1:
                 break
     assert len(tries) > len(readings), "no request was refused: the server was not overloaded"
-    assert all("B840CK197" in [p.text for p in plates] for plates in readings)
+    assert all(CAR_PLATE in [p.text for p in plates] for plates in readings)
     assert is_ready(triton_url)

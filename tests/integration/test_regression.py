@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from plates.client import PlatesClient
-from plates.photos import read_image
+from plates.client.service import PlatesClient
+from plates.photos.files import read_image
 
 READ_RIGHT = [
     ("detect/images/val/ds_139.jpg", "H001XT177"),

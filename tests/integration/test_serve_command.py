@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 import requests
+from readings import CAR_PLATE
 
+from plates.client.gateway import GatewayClient
+from plates.client.readiness import is_ready, wait_for_server
 from plates.exceptions import ServerUnavailableError
-from plates.gateway.client import GatewayClient
-from plates.readiness import is_ready, wait_for_server
 from plates.server.launcher import LocalServer, free_port
 
 
@@ -28,8 +29,16 @@ def test_serve_prints_its_urls_serves_the_gateway_and_stops_cleanly_on_sigterm(r
     if request.config.getoption("--triton-url"):
         pytest.skip("tests the local launcher; a server was given with --triton-url")
     http, gateway = free_port(), free_port()
-    ports = ["--http-port", str(http), "--grpc-port", str(free_port()), "--metrics-port", str(free_port()),
-             "--gateway-port", str(gateway)]  # fmt: skip
+    ports = [
+        "--http-port",
+        str(http),
+        "--grpc-port",
+        str(free_port()),
+        "--metrics-port",
+        str(free_port()),
+        "--gateway-port",
+        str(gateway),
+    ]
     log = tmp_path / "serve.log"  # a file, not a pipe: Triton's own log could fill a pipe nobody reads yet
     with log.open("w") as stdout:
         process = subprocess.Popen([sys.executable, "-m", "plates.cli.main", "serve", *ports], stdout=stdout)
@@ -40,7 +49,7 @@ def test_serve_prints_its_urls_serves_the_gateway_and_stops_cleanly_on_sigterm(r
             # Without keys, on the loopback: anyone there may call it.
             with GatewayClient(f"127.0.0.1:{gateway}", timeout=30) as client:
                 answer = client.read((samples / "car.jpg").read_bytes(), "car.jpg")
-            assert [result["text"] for result in answer["results"]] == ["B840CK197"]
+            assert [result["text"] for result in answer["results"]] == [CAR_PLATE]
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=60)
         finally:
@@ -60,8 +69,10 @@ def test_serve_refuses_to_open_the_gateway_beyond_the_loopback_without_keys(monk
     monkeypatch.delenv("PLATES_GATEWAY_KEYS_FILE", raising=False)
     done = subprocess.run(
         [sys.executable, "-m", "plates.cli.main", "serve", "--host", "0.0.0.0", "--http-port", str(free_port())],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 78, done
     assert done.stderr.strip() == (
         "error: refusing to listen on 0.0.0.0 without API keys: set PLATES_GATEWAY_KEYS or --keys-file, or listen on "
@@ -75,10 +86,24 @@ def test_serve_on_a_port_already_in_use_says_which_and_exits_69():
         held.listen()
         port = held.getsockname()[1]
         done = subprocess.run(
-            [sys.executable, "-m", "plates.cli.main", "serve", "--http-port", str(port), "--grpc-port",
-             str(free_port()), "--metrics-port", str(free_port()), "--gateway-port", "0"],
-            capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "plates.cli.main",
+                "serve",
+                "--http-port",
+                str(port),
+                "--grpc-port",
+                str(free_port()),
+                "--metrics-port",
+                str(free_port()),
+                "--gateway-port",
+                "0",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert done.returncode == 69, done
     assert done.stderr.strip() == f"error: cannot serve on 127.0.0.1: port already in use (http {port})"
 

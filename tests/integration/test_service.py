@@ -8,12 +8,13 @@ import cv2
 import numpy as np
 import pytest
 import tritonclient.http as httpclient
+from readings import CAR_PLATE
 from tritonclient.utils import InferenceServerException
 
 from plates.cli.main import main
-from plates.client import PlatesClient
-from plates.evaluation import iou
-from plates.readiness import is_ready
+from plates.client.readiness import is_ready
+from plates.client.service import PlatesClient
+from plates.evaluation.scoring import iou
 from plates.training.synthetic import render_plate
 
 from .conftest import inference_count
@@ -24,8 +25,8 @@ REFERENCE_BOX = (94, 331, 132, 342)  # the readable plate of car.jpg, in its own
 def test_car_photo_reads_the_reference_plate_in_its_box(triton_url, samples):
     with PlatesClient(triton_url) as client:
         plates = client.recognize(cv2.imread(str(samples / "car.jpg")))
-    read = [p for p in plates if p.text == "B840CK197"]
-    assert read, f"B840CK197 not among {plates}"
+    read = [p for p in plates if p.text == CAR_PLATE]
+    assert read, f"{CAR_PLATE} not among {plates}"
     assert iou(read[0].box, REFERENCE_BOX) >= 0.5, read[0].box
 
 
@@ -38,13 +39,13 @@ def test_car_plate_comes_back_with_its_candidates(http_client, triton_url, sampl
     result = http_client.infer("plate_recognition", [request], outputs=outputs)
     texts, text_scores, candidates, candidate_scores = (result.as_numpy(name) for name in names)
     assert candidates.shape == candidate_scores.shape == (len(texts), 3)
-    row = [t.decode() for t in texts].index("B840CK197")
-    assert candidates[row][0].decode() == "B840CK197" and candidate_scores[row][0] == text_scores[row]
+    row = [t.decode() for t in texts].index(CAR_PLATE)
+    assert candidates[row][0].decode() == CAR_PLATE and candidate_scores[row][0] == text_scores[row]
     assert all(c.decode() for c in candidates[row]), candidates[row]  # a 38 px plate has runners-up
     assert list(candidate_scores[row]) == sorted(candidate_scores[row], reverse=True)
     with PlatesClient(triton_url) as client:
-        [plate] = [p for p in client.recognize(image) if p.text == "B840CK197"]
-    assert plate.candidates[0] == ("B840CK197", plate.text_score) and len(plate.candidates) == 3
+        [plate] = [p for p in client.recognize(image) if p.text == CAR_PLATE]
+    assert plate.candidates[0] == (CAR_PLATE, plate.text_score) and len(plate.candidates) == 3
 
 
 def test_bench_times_a_photo_both_ways_and_attributes_its_requests_to_each_model(triton_url, samples, capsys):
@@ -113,8 +114,9 @@ def test_photo_without_plates_answers_empty_without_calling_the_recognizer(trito
     assert probes in (0, 1) and grown["stn"] == grown["lprnet"] == probes, grown
 
 
-@pytest.mark.parametrize(("model", "shape"),
-                         [("stn", [4, 3, 24, 94]), ("lprnet", [4, 23, 18]), ("lprnet_rows", [4, 23, 18])])
+@pytest.mark.parametrize(
+    ("model", "shape"), [("stn", [4, 3, 24, 94]), ("lprnet", [4, 23, 18]), ("lprnet_rows", [4, 23, 18])]
+)
 def test_recognizer_models_answer_a_batch_of_four(http_client, model, shape):
     batch = np.random.default_rng(0).uniform(-1, 1, (4, 3, 24, 94)).astype(np.float32)
     request = httpclient.InferInput("input__0", list(batch.shape), "FP32")
@@ -135,7 +137,7 @@ def test_seed_client_call_keeps_working(http_client, samples):
     result = http_client.infer("plate_recognition", inputs, outputs=outputs)
     coordinates, texts = result.as_numpy("coordinates"), result.as_numpy("texts")
     assert coordinates.shape == (len(texts), 4) and len(texts) >= 1
-    assert "B840CK197" in [t.decode() if isinstance(t, bytes) else t for t in texts]
+    assert CAR_PLATE in [t.decode() if isinstance(t, bytes) else t for t in texts]
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ import time
 
 import imageio_ffmpeg
 import pytest
+from readings import CAR_PLATE
 
 from plates.cli.main import main
 from plates.server.launcher import free_port
@@ -26,24 +27,37 @@ def plate_video(samples, tmp_path_factory):
     return write_plate_video(samples, tmp_path_factory.mktemp("watch") / "plate.avi")
 
 
-def test_video_yields_one_event_for_its_plate_to_every_sink(triton_url, plate_video, tmp_path, capsys,
-                                                            webhook_receiver):  # fmt: skip
+def test_video_yields_one_event_for_its_plate_to_every_sink(
+    triton_url, plate_video, tmp_path, capsys, webhook_receiver
+):
     receiver = webhook_receiver()
     # At the default 5 frames a second: the track's 15 readings settle car.jpg's plate, whose C the recognizer reads
     # as X or P in about a third of the frames; 6 readings (2 a second) were a tie that a half-pixel move of the
     # detector's boxes tipped (docs/performance.md, "The detector in INT8").
-    argv = ["watch", str(plate_video), "--url", triton_url, "--fps", "5", "--csv", str(tmp_path / "events.csv"),
-            "--webhook", receiver.url, "--save-crops", str(tmp_path / "crops")]  # fmt: skip
+    argv = [
+        "watch",
+        str(plate_video),
+        "--url",
+        triton_url,
+        "--fps",
+        "5",
+        "--csv",
+        str(tmp_path / "events.csv"),
+        "--webhook",
+        receiver.url,
+        "--save-crops",
+        str(tmp_path / "crops"),
+    ]
     assert main(argv) == 0
     out = capsys.readouterr().out
     events = [json.loads(line) for line in out.splitlines()]
-    assert [(e["text"], e["region"]) for e in events] == [("B840CK197", {"code": "197", "name": "Moscow"})], out
+    assert [(e["text"], e["region"]) for e in events] == [(CAR_PLATE, {"code": "197", "name": "Moscow"})], out
     event = events[0]
     assert event["best_frame"] in PLATE_FRAMES
     assert 1.0 <= event["first_seen"] <= event["last_seen"] < 4.0 and event["readings"] == 15
-    assert [row["text"] for row in csv.DictReader(open(tmp_path / "events.csv"))] == ["B840CK197"]
+    assert [row["text"] for row in csv.DictReader(open(tmp_path / "events.csv"))] == [CAR_PLATE]
     assert receiver.bodies == events
-    assert [p.name for p in (tmp_path / "crops").iterdir()] == [f"{event['track']}_B840CK197.jpg"]
+    assert [p.name for p in (tmp_path / "crops").iterdir()] == [f"{event['track']}_{CAR_PLATE}.jpg"]
 
 
 def test_source_that_cannot_be_opened_is_a_one_line_error(triton_url, tmp_path, capsys):
@@ -55,13 +69,34 @@ def test_source_that_cannot_be_opened_is_a_one_line_error(triton_url, tmp_path, 
 def test_live_stream_is_read_until_ctrl_c(triton_url, plate_video, ctrl_c_raises):
     url = f"http://127.0.0.1:{free_port()}/live.ts"
     ffmpeg = subprocess.Popen(
-        [imageio_ffmpeg.get_ffmpeg_exe(), "-nostdin", "-loglevel", "error", "-re", "-stream_loop", "-1",
-         "-i", str(plate_video), "-c:v", "mpeg2video", "-q:v", "2", "-f", "mpegts", "-listen", "1", url],
-    )  # fmt: skip
+        [
+            imageio_ffmpeg.get_ffmpeg_exe(),
+            "-nostdin",
+            "-loglevel",
+            "error",
+            "-re",
+            "-stream_loop",
+            "-1",
+            "-i",
+            str(plate_video),
+            "-c:v",
+            "mpeg2video",
+            "-q:v",
+            "2",
+            "-f",
+            "mpegts",
+            "-listen",
+            "1",
+            url,
+        ],
+    )
     watch = subprocess.Popen(
         [sys.executable, "-m", "plates.cli.main", "watch", url, "--url", triton_url, "--fps", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         selector = selectors.DefaultSelector()
         selector.register(watch.stdout, selectors.EVENT_READ)

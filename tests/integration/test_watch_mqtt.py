@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from readings import CAR_PLATE
 
 from plates.cli.main import main
 from plates.comms.mqtt import Broker, MqttTransport
@@ -48,22 +49,23 @@ def plate_video(samples, tmp_path_factory):
     return write_plate_video(samples, tmp_path_factory.mktemp("watch_mqtt") / "plate.avi")
 
 
-def test_two_cameras_publish_their_events_alerts_and_discovery(triton_url, plate_video, broker, listen, tmp_path,
-                                                               capsys):  # fmt: skip
+def test_two_cameras_publish_their_events_alerts_and_discovery(
+    triton_url, plate_video, broker, listen, tmp_path, capsys
+):
     site = tmp_path / "site.yaml"
     # 5 frames a second, the default: enough readings to settle car.jpg's close C (tests/integration/test_watch.py)
     site.write_text(
-        f"watchlist: [B840CK197 delivery]\ncameras:\n  - {{camera_id: gate, source: {plate_video}, fps: 5}}\n"
+        f"watchlist: [{CAR_PLATE} delivery]\ncameras:\n  - {{camera_id: gate, source: {plate_video}, fps: 5}}\n"
         f"  - {{camera_id: yard, source: {plate_video}, fps: 5}}\n"
     )
     listener = listen(broker.port)
     assert main(["watch", "--config", str(site), "--url", triton_url, "--mqtt", f"mqtt://127.0.0.1:{broker.port}"]) == 0
     out, err = capsys.readouterr()
     events = [json.loads(line) for line in out.splitlines()]
-    assert sorted((e["camera_id"], e["text"]) for e in events) == [("gate", "B840CK197"), ("yard", "B840CK197")], err
+    assert sorted((e["camera_id"], e["text"]) for e in events) == [("gate", CAR_PLATE), ("yard", CAR_PLATE)], err
     for camera in ("gate", "yard"):
         [event] = [e for e in events if e["camera_id"] == camera]
-        assert event["watched"] == {"plate": "B840CK197", "label": "delivery", "distance": 0.0}
+        assert event["watched"] == {"plate": CAR_PLATE, "label": "delivery", "distance": 0.0}
         # close() waited for the broker's acknowledgements; the subscriber gets them a moment later.
         assert [json.loads(p) for p in listener.wait_for(f"plates/{camera}/event", 1, 10)] == [event]
         assert [json.loads(p) for p in listener.wait_for(f"plates/{camera}/alert", 1, 10)] == [event]
@@ -78,26 +80,51 @@ def test_two_cameras_publish_their_events_alerts_and_discovery(triton_url, plate
     assert retained.pop("plates/status") == "offline"
     assert sorted(retained) == sorted(
         f"homeassistant/{component}/plates_{camera}/{entity}/config"
-        for camera in ("gate", "yard") for component, entity in (("event", "watched_plate"), ("sensor", "last_plate"))
-    )  # fmt: skip
+        for camera in ("gate", "yard")
+        for component, entity in (("event", "watched_plate"), ("sensor", "last_plate"))
+    )
     configs = [json.loads(payload) for payload in retained.values()]
-    assert {c["unique_id"] for c in configs} == {"plates_gate_last_plate", "plates_gate_watched_plate",
-                                                 "plates_yard_last_plate", "plates_yard_watched_plate"}  # fmt: skip
+    assert {c["unique_id"] for c in configs} == {
+        "plates_gate_last_plate",
+        "plates_gate_watched_plate",
+        "plates_yard_last_plate",
+        "plates_yard_watched_plate",
+    }
     assert all(c["availability_topic"] == "plates/status" for c in configs)
 
 
-def test_a_broker_killed_mid_video_loses_no_event_and_a_fuzzy_watched_plate_alerts(triton_url, samples, broker,
-                                                                                   listen, tmp_path):  # fmt: skip
+def test_a_broker_killed_mid_video_loses_no_event_and_a_fuzzy_watched_plate_alerts(
+    triton_url, samples, broker, listen, tmp_path
+):
     video = write_plate_video(samples, tmp_path / "passes.avi", passes=3)
     watchlist = tmp_path / "watchlist.txt"
     watchlist.write_text("B84OCK197 look-alike\n")  # the letter O for the zero: half an edit from the plate
     listener = listen(broker.port, persistent=True)
     watch = subprocess.Popen(
-        [sys.executable, "-m", "plates.cli.main", "watch", str(video), "--url", triton_url, "--fps", "5",
-         "--camera-id", "gate", "--watchlist", str(watchlist), "--max-distance", "1",
-         "--mqtt", f"mqtt://127.0.0.1:{broker.port}"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "plates.cli.main",
+            "watch",
+            str(video),
+            "--url",
+            triton_url,
+            "--fps",
+            "5",
+            "--camera-id",
+            "gate",
+            "--watchlist",
+            str(watchlist),
+            "--max-distance",
+            "1",
+            "--mqtt",
+            f"mqtt://127.0.0.1:{broker.port}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         assert listener.wait_for("plates/gate/event", 1, 120), "no event reached the broker"
         broker.kill()
@@ -127,8 +154,11 @@ def test_a_broker_killed_mid_video_loses_no_event_and_a_fuzzy_watched_plate_aler
     alerts = [json.loads(p) for p in listener.wait_for("plates/gate/alert", len(watched), 30)]
     assert [e for i, e in enumerate(alerts) if e not in alerts[:i]] == watched
     summary = err.strip().splitlines()[-1]
-    counts = re.search(r"(\d+) events and (\d+) alerts held while the broker was away, (\d+) and (\d+) of them "
-                       r"delivered after; 0 dropped", summary)  # fmt: skip
+    counts = re.search(
+        r"(\d+) events and (\d+) alerts held while the broker was away, (\d+) and (\d+) of them "
+        r"delivered after; 0 dropped",
+        summary,
+    )
     assert counts, err
     held_events, held_alerts, events_after, alerts_after = map(int, counts.groups())
     # The first event went out before the kill; the video's later ones waited for the broker.
@@ -162,8 +192,9 @@ def test_mqtts_with_a_user_and_the_password_from_the_environment(tmp_path, liste
         assert listener.wait_for("plates/gate/event", 1, 10) == ['{"track": 1}']
         # A wrong password: refused and said so, the event held rather than lost.
         with caplog.at_level(logging.WARNING):
-            refused = MqttTransport(Broker.parse(url, {"PLATES_MQTT_PASSWORD": "wrong"}), ["gate"], None,
-                                    drain_timeout=1)  # fmt: skip
+            refused = MqttTransport(
+                Broker.parse(url, {"PLATES_MQTT_PASSWORD": "wrong"}), ["gate"], None, drain_timeout=1
+            )
             refused.publish("gate", "event", '{"track": 2}')
             refused.close()
         assert "the broker refused the connection: Not authorized" in caplog.text

@@ -1,12 +1,10 @@
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-from plates.benchmark import (
+from plates.cli.main import main
+from plates.evaluation.timing import (
     Latency,
     ModelTime,
     Outcomes,
@@ -21,7 +19,6 @@ from plates.benchmark import (
     run_requests,
     summarize,
 )
-from plates.cli.main import main
 from plates.exceptions import InvalidInputError, OverloadedError, PlatesError, ServerUnavailableError
 
 
@@ -157,9 +154,7 @@ def test_sweep_names_the_highest_level_without_refusals_and_compares_higher_ones
 
 
 def test_format_run_names_every_model():
-    text = format_run(
-        "car.jpg", Latency(4, 2.0, 10, 20, 30, 15), [ModelTime("stn", 4, 60, 4, 0.5, 9.0)], concurrency=2
-    )
+    text = format_run("car.jpg", Latency(4, 2.0, 10, 20, 30, 15), [ModelTime("stn", 4, 60, 4, 0.5, 9.0)], concurrency=2)
     assert text.splitlines()[0].startswith("car.jpg: 4 requests, concurrency 2: 2.00 req/s, latency p50 10.0 ms")
     assert "stn" in text.splitlines()[1] and "60 items" in text and "compute 9.0 ms per request" in text
 
@@ -181,17 +176,6 @@ def test_bench_exits_naming_the_url_when_no_server_answers(samples, capsys):
     assert "no ready Triton server at http://localhost:9" in capsys.readouterr().err
 
 
-def test_recognizer_benchmark_times_both_forms_and_their_outputs_agree():
-    script = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_recognizer.py"
-    done = subprocess.run(
-        [sys.executable, str(script), "--batch", "2", "--repeats", "1"], capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    lines = done.stdout.splitlines()
-    assert [line.split()[0] for line in lines[1:]] == ["stn", "lprnet"]
-    assert all(line.endswith("(outputs differ by 0)") for line in lines[1:]), lines
-
-
 def test_format_first_puts_the_first_request_beside_the_steady_p50():
     assert format_first("car.jpg as file", 90.0, 60.0) == (
         "car.jpg as file: first request 90.0 ms, steady p50 60.0 ms (1.50 times)"
@@ -208,7 +192,8 @@ def test_format_wire_puts_both_ways_side_by_side():
 
 def test_bench_frame_is_a_jpeg_of_the_photo_at_that_size(samples):
     from plates.cli.bench import as_frame, frame_size
-    from plates.photos import decode_pixels, read_image
+    from plates.photos.decoding import decode_pixels
+    from plates.photos.files import read_image
 
     frame = decode_pixels(as_frame(read_image(samples / "car.jpg"), frame_size("1920x1080")), "frame")
     assert frame.shape == (1080, 1920, 3)
@@ -222,7 +207,7 @@ def test_bench_refuses_a_frame_that_is_not_a_size(text, capsys):
 
 
 def test_side_by_side_alternates_the_two_and_keeps_each_runs_stages():
-    from plates.benchmark import format_side_by_side, side_by_side
+    from plates.evaluation.timing import format_side_by_side, side_by_side
 
     calls = []
     result = side_by_side(
@@ -237,7 +222,7 @@ def test_side_by_side_alternates_the_two_and_keeps_each_runs_stages():
 
 
 def test_side_by_side_with_the_detector_alone_times_the_pixels_both_ways_in_the_same_turns():
-    from plates.benchmark import format_side_by_side, side_by_side
+    from plates.evaluation.timing import format_side_by_side, side_by_side
 
     calls = []
     result = side_by_side(

@@ -79,9 +79,11 @@ def test_parse_readings_keys_labels_by_photo_and_box_and_refuses_a_tile_read_twi
 
 
 def test_labels_round_trip_through_their_file(tmp_path):
-    labels = [Label("crops/a.jpg", None, "read", "A001PY177"), Label("scenes/b.jpg", (1.0, 2.0, 3.0, 4.0), "doubt",
-                                                                        "A0?1PY17?"),
-              Label("scenes/b.jpg", (5.0, 6.0, 7.0, 8.0), "read", "1234AB50", lines=2)]
+    labels = [
+        Label("crops/a.jpg", None, "read", "A001PY177"),
+        Label("scenes/b.jpg", (1.0, 2.0, 3.0, 4.0), "doubt", "A0?1PY17?"),
+        Label("scenes/b.jpg", (5.0, 6.0, 7.0, 8.0), "read", "1234AB50", lines=2),
+    ]
     save_labels(labels, tmp_path / "l.json", {"source": "test"})
     assert load_labels(tmp_path / "l.json") == labels
     assert [p.text for p in real_plates(labels, tmp_path, lines=(1,))] == ["A001PY177"]

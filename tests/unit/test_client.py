@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from plates.cli.client import format_json, format_plain, main
-from plates.client import plates_from_outputs
+from plates.client.service import plates_from_outputs
 from plates.exceptions import OutputError, PlatesError, ServerUnavailableError
 
 
@@ -87,8 +87,8 @@ def test_client_exits_non_zero_naming_the_url_when_no_server_answers(samples, ca
 
 
 def test_draw_plates_marks_read_and_unread_boxes_without_touching_the_input():
-    from plates.client import Plate
-    from plates.drawing import READ, UNREAD, draw_plates
+    from plates.client.drawing import READ, UNREAD, draw_plates
+    from plates.client.service import Plate
 
     image = np.zeros((200, 300, 3), np.uint8)
     drawn = draw_plates(image, [Plate("B840CK197", [20, 100, 120, 130], 0.9), Plate(None, [150, 100, 250, 130], 0.5)])
@@ -101,7 +101,7 @@ def offline_client(monkeypatch):
     """plates-client against no server: every photo that reaches the server is answered with no plates."""
     sent = []
     monkeypatch.setattr("plates.cli.client.require_ready", lambda url: None)
-    monkeypatch.setattr("plates.client.PlatesClient.recognize", lambda self, image: sent.append(image) or [])
+    monkeypatch.setattr("plates.client.service.PlatesClient.recognize", lambda self, image: sent.append(image) or [])
     return sent
 
 

@@ -2,7 +2,7 @@ import cv2
 import numpy as np
 import pytest
 
-from plates.photos import read_image
+from plates.photos.files import read_image
 from plates.recognition.crops import (
     CROP_HEIGHT,
     CROP_WIDTH,

@@ -88,7 +88,7 @@ def test_read_plates_lists_every_valid_text_of_the_beam_likeliest_first():
 
 
 def test_read_plates_reads_stored_cuts_as_the_pure_python_decoder_did():
-    # Real cuts and their readings by the first decoder (benchmarks/store_ctc_logits.py): car.jpg's, the closest calls
+    # Real cuts and their readings by the first decoder (convert/store_ctc_logits.py): car.jpg's, the closest calls
     # between two texts (where a change in tie order or rounding would show), and a spread of the rest.
     expected = [cut["candidates"] for cut in json.loads((DATA / "ctc_readings.json").read_text())]
     readings = read_plates(np.load(DATA / "ctc_logits.npy"))

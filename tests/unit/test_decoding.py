@@ -7,9 +7,10 @@ import torch
 from PIL import Image
 from torchvision.io import decode_jpeg
 
-from plates.decoding import bgr, decode_image, read_header
 from plates.exceptions import InvalidInputError
-from plates.images import MAX_SIDE
+from plates.inference.photo_decoding import bgr, decode_image
+from plates.photos.headers import read_header
+from plates.photos.pixels import MAX_SIDE
 
 CPU = torch.device("cpu")
 
@@ -133,8 +134,8 @@ def test_decode_image_rejects_a_photo_too_large_from_its_header(monkeypatch, ext
     def never(*args, **kwargs):
         raise AssertionError("the pixels were decoded")
 
-    monkeypatch.setattr("plates.decoding.decode_jpeg", never)
-    monkeypatch.setattr("plates.decoding.decode_png", never)
+    monkeypatch.setattr("plates.photos.decoding.simplejpeg.decode_jpeg", never)
+    monkeypatch.setattr("plates.photos.decoding.decode_png", never)
     message = f"photo must have sides between 1 and {MAX_SIDE} pixels, got {MAX_SIDE + 1}x2"
     with pytest.raises(InvalidInputError, match=message):
         decode_image(data, CPU, "photo")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plates.edits import alignment, distance
+from plates.recognition.edits import alignment, distance
 
 
 def test_distance_counts_insertions_deletions_and_substitutions_at_their_costs():

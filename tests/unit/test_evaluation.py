@@ -7,20 +7,10 @@ import numpy as np
 import pytest
 
 from plates.cli import evaluate as cli
-from plates.client import Plate
-from plates.evaluation import (
-    LabelledPhoto,
-    LabelledPlate,
-    evaluate,
-    format_report,
-    format_summary,
-    iou,
-    load_manifest,
-    match,
-    report_to_json,
-    sweep,
-    with_min_text_score,
-)
+from plates.client.service import Plate
+from plates.evaluation.manifests import LabelledPhoto, LabelledPlate, load_manifest
+from plates.evaluation.report import format_report, format_summary, report_to_json
+from plates.evaluation.scoring import evaluate, iou, match, sweep, with_min_text_score
 from plates.exceptions import InvalidInputError, PlatesError, ServerUnavailableError
 
 

@@ -3,10 +3,9 @@ import json
 import pytest
 import torch
 
-from plates.exceptions import PlatesError, WeightsError
-from plates import export
-from plates.weights import PROJECT_ROOT, WEIGHT_FILES
-from plates.export import (
+from plates.build import repository as export
+from plates.build.paths import PROJECT_ROOT
+from plates.build.repository import (
     BUILD_RECORD,
     build_model_repository,
     generated_files,
@@ -19,8 +18,10 @@ from plates.export import (
     trace_checked,
     write_warmup_files,
 )
-from plates.server.warmup import PHOTO, bytes_element
-from plates.serving.model_config import read_config
+from plates.build.warmup import PHOTO, bytes_element
+from plates.build.weights import WEIGHT_FILES
+from plates.exceptions import PlatesError, WeightsError
+from plates.inference.model_config import read_config
 
 
 def copy_sources(tmp_path):
@@ -46,10 +47,12 @@ def test_set_detector_format_switches_the_yolo_model_and_nothing_else(tmp_path):
     assert 'key: "format", value: { string_value: "openvino" }' in before
     assert 'key: "precision", value: { string_value: "int8" }' in before
     assert after == before.replace('string_value: "openvino"', 'string_value: "torch"').replace(
-        'string_value: "int8"', 'string_value: "auto"')
+        'string_value: "int8"', 'string_value: "auto"'
+    )
     set_detector_format(repository, "onnx")
-    assert (repository / "yolo" / "config.pbtxt").read_text() == after.replace('string_value: "torch"',
-                                                                               'string_value: "onnx"')
+    assert (repository / "yolo" / "config.pbtxt").read_text() == after.replace(
+        'string_value: "torch"', 'string_value: "onnx"'
+    )
     with pytest.raises(ValueError, match="must be one of openvino, onnx, torch"):
         set_detector_format(repository, "engine")
 
@@ -74,27 +77,54 @@ def test_the_repositorys_own_weights_build_the_model_repository(tmp_path):
     # A fresh clone with no ../shared beside it builds and serves: weights/ holds every weight it serves.
     built = build_model_repository(copy_sources(tmp_path), weights_dir=PROJECT_ROOT / "weights")
     assert [path.name for path in built] == [
-        "model.pt", "model.pt", "plate_detector.pt", "plate_detector.onnx", "model.pt", "plate_detector.int8.onnx",
-        "photo", "photo", BUILD_RECORD,
+        "model.pt",
+        "model.pt",
+        "plate_detector.pt",
+        "plate_detector.onnx",
+        "model.pt",
+        "plate_detector.int8.onnx",
+        "photo",
+        "photo",
+        BUILD_RECORD,
     ]
     assert built == generated_files(tmp_path / "model_repository")
     assert all(path.is_file() for path in built)
     record = json.loads(built[-1].read_text())
-    assert record["weights"] == {name: WEIGHT_FILES[name].sha256 for name in (
-        "plates_stn.pt", "plates_lprnet.pt", "plates_rows_stn.pt", "plates_rows_lprnet.pt", "plate_detector.pt",
-        "plate_detector.int8.onnx")}
-    assert record["settings"] == {"weights_dir": str(PROJECT_ROOT / "weights"), "instance_kind": "auto",
-                                  "recognizer": "plates", "cpu_exports": True}
+    assert record["weights"] == {
+        name: WEIGHT_FILES[name].sha256
+        for name in (
+            "plates_stn.pt",
+            "plates_lprnet.pt",
+            "plates_rows_stn.pt",
+            "plates_rows_lprnet.pt",
+            "plate_detector.pt",
+            "plate_detector.int8.onnx",
+        )
+    }
+    assert record["settings"] == {
+        "weights_dir": str(PROJECT_ROOT / "weights"),
+        "instance_kind": "auto",
+        "recognizer": "plates",
+        "cpu_exports": True,
+    }
     assert out_of_date(tmp_path / "model_repository") is None
 
 
 def test_a_build_without_the_cpu_exports_runs_the_detector_in_pytorch_and_writes_no_onnx(tmp_path):
     # What a GPU machine without Ultralytics' exporter builds (scripts/gpu-check.sh): no ONNX, no INT8 file.
     repository = copy_sources(tmp_path)
-    built = build_model_repository(repository, weights_dir=PROJECT_ROOT / "weights", instance_kind="cpu",
-                                   cpu_exports=False)
-    assert [path.name for path in built] == ["model.pt", "model.pt", "plate_detector.pt", "model.pt", "photo", "photo",
-                                             BUILD_RECORD]
+    built = build_model_repository(
+        repository, weights_dir=PROJECT_ROOT / "weights", instance_kind="cpu", cpu_exports=False
+    )
+    assert [path.name for path in built] == [
+        "model.pt",
+        "model.pt",
+        "plate_detector.pt",
+        "model.pt",
+        "photo",
+        "photo",
+        BUILD_RECORD,
+    ]
     assert not list(repository.rglob("*.onnx"))
     config = read_config(repository / "yolo" / "config.pbtxt")
     assert config.parameter("format", str) == "torch" and config.parameter("precision", str) == "auto"
@@ -122,7 +152,8 @@ def test_a_repository_built_from_weights_the_project_no_longer_names_is_out_of_d
     assert out_of_date(older) == "plates_rows_lprnet.pt changed since it was built"
     assert not is_built(older)
     assert out_of_date(built_as_if(tmp_path / "gone", {"retired.pt": "0" * 64})) == (
-        "retired.pt changed since it was built")
+        "retired.pt changed since it was built"
+    )
 
 
 def test_a_repository_with_a_file_missing_or_no_readable_record_is_out_of_date(tmp_path):
@@ -138,7 +169,9 @@ def test_a_repository_with_a_file_missing_or_no_readable_record_is_out_of_date(t
 
 def test_rebuild_builds_with_the_settings_recorded(tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr("plates.export.build_model_repository", lambda repository, **settings: calls.append(settings))
+    monkeypatch.setattr(
+        "plates.build.repository.build_model_repository", lambda repository, **settings: calls.append(settings)
+    )
     settings = {"weights_dir": "weights", "instance_kind": "gpu", "recognizer": "pretrained"}
     rebuild(built_as_if(tmp_path / "a", {"stn.pth": "0" * 64}, settings))
     rebuild(tmp_path / "never-built")
@@ -154,8 +187,10 @@ def test_every_warm_up_reads_a_file_the_build_writes_and_runs_at_least_one_reque
     repository = copy_sources(tmp_path)
     for path in write_warmup_files(repository):
         assert path.read_bytes() == bytes_element(PHOTO.read_bytes())
-    warmups = {name: read_config(repository / name / "config.pbtxt").raw.get("model_warmup", [])
-               for name in ("yolo", "stn", "lprnet", "plate_recognition")}  # fmt: skip
+    warmups = {
+        name: read_config(repository / name / "config.pbtxt").raw.get("model_warmup", [])
+        for name in ("yolo", "stn", "lprnet", "plate_recognition")
+    }
     # plate_recognition's warm-up comes with its reload: Triton refuses its calls until every model has loaded.
     assert warmups.pop("plate_recognition") == []
     for name, samples in RELOAD_WARMUP.items():

@@ -6,37 +6,49 @@ from pathlib import Path
 
 import pytest
 
+from plates.build.paths import PROJECT_ROOT
+from plates.build.repository import copy_sources
 from plates.exceptions import PlatesError
-from plates.export import copy_sources
 from plates.gpu_check import bundle
 from plates.gpu_check.answers import compare
 from plates.gpu_check.check import Variant, crossing_faults, photos_of, scale_instances
-from plates.serving.model_config import read_config
-from plates.serving.tensor_log import CPU, EMPTY, GPU, Crossing
-from plates.weights import PROJECT_ROOT
+from plates.inference.model_config import read_config
+from plates.inference.tensor_log import CPU, EMPTY, GPU, Crossing
 
 
 def served_on_the_gpu() -> list[Crossing]:
     """The counts of a GPU run (scripts/gpu-check.sh on an H200, abridged): files and pixels from clients, a photo
     with no plate, and Triton's warm-up and the health probes calling stn and lprnet from the host."""
     rows = [
-        ("plate_recognition", "received", "image_bytes", CPU), ("plate_recognition", "received", "input__0", CPU),
-        ("plate_recognition", "to yolo", "image_bytes", CPU), ("plate_recognition", "to yolo", "input__0", CPU),
-        ("plate_recognition", "from yolo", "output__0", GPU), ("plate_recognition", "from yolo", "output__0", EMPTY),
-        ("plate_recognition", "to stn", "input__0", GPU), ("plate_recognition", "from stn", "output__0", GPU),
-        ("plate_recognition", "to lprnet", "input__0", GPU), ("plate_recognition", "from lprnet", "output__0", GPU),
-        ("yolo", "received", "image_bytes", CPU), ("yolo", "received", "input__0", CPU),
-        ("yolo", "decoded", "image_bytes", GPU), ("yolo", "sent", "output__0", GPU),
-        ("stn", "received", "input__0", GPU), ("stn", "received", "input__0", CPU), ("stn", "sent", "output__0", GPU),
-        ("lprnet", "received", "input__0", GPU), ("lprnet", "received", "input__0", CPU),
+        ("plate_recognition", "received", "image_bytes", CPU),
+        ("plate_recognition", "received", "input__0", CPU),
+        ("plate_recognition", "to yolo", "image_bytes", CPU),
+        ("plate_recognition", "to yolo", "input__0", CPU),
+        ("plate_recognition", "from yolo", "output__0", GPU),
+        ("plate_recognition", "from yolo", "output__0", EMPTY),
+        ("plate_recognition", "to stn", "input__0", GPU),
+        ("plate_recognition", "from stn", "output__0", GPU),
+        ("plate_recognition", "to lprnet", "input__0", GPU),
+        ("plate_recognition", "from lprnet", "output__0", GPU),
+        ("yolo", "received", "image_bytes", CPU),
+        ("yolo", "received", "input__0", CPU),
+        ("yolo", "decoded", "image_bytes", GPU),
+        ("yolo", "sent", "output__0", GPU),
+        ("stn", "received", "input__0", GPU),
+        ("stn", "received", "input__0", CPU),
+        ("stn", "sent", "output__0", GPU),
+        ("lprnet", "received", "input__0", GPU),
+        ("lprnet", "received", "input__0", CPU),
         ("lprnet", "sent", "output__0", GPU),
-    ]  # fmt: skip
+    ]
     return [Crossing(*row, 10) for row in rows]
 
 
 def replaced(crossings, model, way, tensor, **changes):
-    return [Crossing(**{**vars(c), **changes}) if (c.model, c.way, c.tensor) == (model, way, tensor) else c
-            for c in crossings]  # fmt: skip
+    return [
+        Crossing(**{**vars(c), **changes}) if (c.model, c.way, c.tensor) == (model, way, tensor) else c
+        for c in crossings
+    ]
 
 
 def test_a_run_whose_tensors_between_models_stayed_on_the_gpu_passes():
@@ -46,7 +58,9 @@ def test_a_run_whose_tensors_between_models_stayed_on_the_gpu_passes():
 def test_a_tensor_between_models_in_host_memory_fails_the_check():
     crops_on_the_host = replaced(served_on_the_gpu(), "plate_recognition", "to stn", "input__0", memory=CPU)
     assert crossing_faults(crops_on_the_host) == [
-        "plate_recognition: 10 × input__0 to stn in host memory", "plate_recognition: no tensor to stn was counted"]
+        "plate_recognition: 10 × input__0 to stn in host memory",
+        "plate_recognition: no tensor to stn was counted",
+    ]
     decoded_on_the_host = replaced(served_on_the_gpu(), "yolo", "decoded", "image_bytes", memory=CPU)
     assert "yolo: 10 × image_bytes decoded in host memory" in crossing_faults(decoded_on_the_host)
 
@@ -85,12 +99,15 @@ def test_variants_are_parsed_named_and_applied_to_a_copy_of_the_repository(tmp_p
             Variant.parse(text)
     repository = copy_sources(tmp_path / "repository")
     Variant.parse("eager,4").apply(repository)
-    configs = {model: read_config(repository / model / "config.pbtxt").raw for model in ("plate_recognition", "yolo",
-                                                                                          "stn", "lprnet")}
+    configs = {
+        model: read_config(repository / model / "config.pbtxt").raw
+        for model in ("plate_recognition", "yolo", "stn", "lprnet")
+    }
     assert configs["yolo"]["parameters"]["cuda_graphs"]["string_value"] == "no"
     counts = {model: config["instance_group"][0]["count"] for model, config in configs.items()}
-    queues = {model: config["dynamic_batching"]["default_queue_policy"]["max_queue_size"]
-              for model, config in configs.items()}  # fmt: skip
+    queues = {
+        model: config["dynamic_batching"]["default_queue_policy"]["max_queue_size"] for model, config in configs.items()
+    }
     assert counts == {"plate_recognition": 4, "yolo": 4, "stn": 1, "lprnet": 1}
     assert configs["yolo"]["model_warmup"][0]["count"] == 3  # its warm-up's count is no instance count
     assert queues == {"plate_recognition": 8, "yolo": 4, "stn": 4, "lprnet": 4}
@@ -105,8 +122,9 @@ def test_scaling_a_repository_to_one_instance_leaves_its_configs_as_committed(tm
 
 
 def test_the_photos_are_the_samples_and_every_photo_e2e_json_lists(tmp_path):
-    (tmp_path / "e2e.json").write_text(json.dumps([{"image": "detect/b.jpg"}, {"image": "detect/a.jpg"},
-                                                   {"image": "detect/a.jpg"}]))  # fmt: skip
+    (tmp_path / "e2e.json").write_text(
+        json.dumps([{"image": "detect/b.jpg"}, {"image": "detect/a.jpg"}, {"image": "detect/a.jpg"}])
+    )
     assert photos_of(tmp_path) == ["samples/car.jpg", "samples/cat.jpeg", "detect/a.jpg", "detect/b.jpg"]
 
 

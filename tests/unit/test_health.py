@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from plates.server.health import (
+from plates.client.health import (
     PROBES,
     RELOADED_GRACE_S,
     HealthReport,
@@ -110,27 +110,47 @@ def test_a_model_is_served_when_it_answered_requests_since_and_failed_none():
 def test_the_supervisors_check_probes_only_the_models_without_traffic_since_its_last_check(fake_triton):
     url, statuses, seen = fake_triton
     check = TrafficAwareCheck(timeout=5)
-    statuses["counts"] = {"plate_recognition": (1, 0), "yolo": (1, 0), "stn": (1, 0), "lprnet": (1, 0),
-                          "lprnet_rows": (1, 0)}
+    statuses["counts"] = {
+        "plate_recognition": (1, 0),
+        "yolo": (1, 0),
+        "stn": (1, 0),
+        "lprnet": (1, 0),
+        "lprnet_rows": (1, 0),
+    }
     assert check(url).healthy
     # Nothing to compare with yet: every probe, then the counts again, which the probes' answers changed.
     assert [model for model, _ in seen] == ["stats", "plate_recognition", "stn", "lprnet", "lprnet_rows", "stats"]
     # Clients' requests since, none of them with a plate for lprnet, nor with a two-line plate.
-    statuses["counts"] = {"plate_recognition": (9, 0), "yolo": (9, 0), "stn": (3, 0), "lprnet": (1, 0),
-                          "lprnet_rows": (1, 0)}
+    statuses["counts"] = {
+        "plate_recognition": (9, 0),
+        "yolo": (9, 0),
+        "stn": (3, 0),
+        "lprnet": (1, 0),
+        "lprnet_rows": (1, 0),
+    }
     seen.clear()
     report = check(url)
     assert [model for model, _ in seen] == ["stats", "lprnet", "lprnet_rows", "stats"]
     assert report.healthy and report.summary().startswith("healthy: plate_recognition served, stn served, lprnet ok")
     # Traffic on every model: no probe, and the one reading stands for the next check.
-    statuses["counts"] = {"plate_recognition": (10, 0), "yolo": (10, 0), "stn": (4, 0), "lprnet": (2, 0),
-                          "lprnet_rows": (2, 0)}
+    statuses["counts"] = {
+        "plate_recognition": (10, 0),
+        "yolo": (10, 0),
+        "stn": (4, 0),
+        "lprnet": (2, 0),
+        "lprnet_rows": (2, 0),
+    }
     seen.clear()
     assert check(url).healthy and [model for model, _ in seen] == ["stats"]
     assert check.counts == statuses["counts"]
     # yolo's stub died: its calls fail, while plate_recognition, which answers its clients that error, succeeds.
-    statuses["counts"] = {"plate_recognition": (13, 0), "yolo": (10, 3), "stn": (5, 0), "lprnet": (2, 0),
-                          "lprnet_rows": (2, 0)}
+    statuses["counts"] = {
+        "plate_recognition": (13, 0),
+        "yolo": (10, 3),
+        "stn": (5, 0),
+        "lprnet": (2, 0),
+        "lprnet_rows": (2, 0),
+    }
     statuses["plate_recognition"] = 500
     seen.clear()
     report = check(url)
@@ -160,9 +180,7 @@ def test_a_refusal_from_a_probe_of_a_failing_model_is_dead_not_busy(fake_triton)
     statuses["plate_recognition"] = 503
     report = check(url)
     assert [m.model for m in report.failed] == ["plate_recognition"]
-    assert report.failed[0].detail == (
-        "refused, and yolo 4 requests failed and none succeeded since the last check"
-    )
+    assert report.failed[0].detail == ("refused, and yolo 4 requests failed and none succeeded since the last check")
     # A refusal while every model it exercises still finishes requests is busy, as before.
     statuses["counts"] = {"plate_recognition": (15, 0), "yolo": (12, 4), "stn": (3, 0), "lprnet": (3, 0)}
     assert check(url).healthy

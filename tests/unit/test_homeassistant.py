@@ -8,8 +8,12 @@ import pytest
 from plates.comms.homeassistant import discovery_configs
 
 SCHEMAS = json.loads((Path(__file__).parent / "data" / "homeassistant_mqtt_discovery.schema.json").read_text())
-EVENT = {"camera_id": "gate", "track": 3, "text": "B840CK197", "watched": {"plate": "B84OCK197", "label": "boss",
-                                                                          "distance": 0.5}}  # fmt: skip
+EVENT = {
+    "camera_id": "gate",
+    "track": 3,
+    "text": "B840CK197",
+    "watched": {"plate": "B84OCK197", "label": "boss", "distance": 0.5},
+}
 
 
 def schema_of(component: str) -> dict:
@@ -33,9 +37,11 @@ def render(template: str, payload: dict) -> str:
 def test_each_camera_gets_a_last_plate_sensor_and_a_watched_plate_event_under_the_prefix():
     topics = [topic for topic, _ in discovery_configs(["gate", "yard"], "ha")]
     assert topics == [
-        "ha/sensor/plates_gate/last_plate/config", "ha/event/plates_gate/watched_plate/config",
-        "ha/sensor/plates_yard/last_plate/config", "ha/event/plates_yard/watched_plate/config",
-    ]  # fmt: skip
+        "ha/sensor/plates_gate/last_plate/config",
+        "ha/event/plates_gate/watched_plate/config",
+        "ha/sensor/plates_yard/last_plate/config",
+        "ha/event/plates_yard/watched_plate/config",
+    ]
 
 
 @pytest.mark.parametrize("camera_id", ["gate", "yard-2"])
@@ -49,8 +55,11 @@ def test_discovery_configs_meet_home_assistants_documented_schema(camera_id):
 
 def test_the_schema_refuses_what_home_assistant_would():
     topic, config = discovery_configs(["gate"], "homeassistant")[1]
-    for broken in ({**config, "event_type": ["watched"]}, {k: v for k, v in config.items() if k != "event_types"},
-                   {**config, "device": {"name": "no identifiers"}}):  # fmt: skip
+    for broken in (
+        {**config, "event_type": ["watched"]},
+        {k: v for k, v in config.items() if k != "event_types"},
+        {**config, "device": {"name": "no identifiers"}},
+    ):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(broken, schema_of("event"))
 
@@ -72,6 +81,12 @@ def test_the_alert_renders_as_the_json_event_home_assistant_wants():
     event = discovery_configs(["gate"], "homeassistant")[1][1]
     assert event["state_topic"] == "plates/gate/alert"
     rendered = json.loads(render(event["value_template"], EVENT))
-    assert rendered == {"event_type": "watched", "plate": "B84OCK197", "label": "boss", "distance": 0.5,
-                        "text": "B840CK197", "track": 3}  # fmt: skip
+    assert rendered == {
+        "event_type": "watched",
+        "plate": "B84OCK197",
+        "label": "boss",
+        "distance": 0.5,
+        "text": "B840CK197",
+        "track": 3,
+    }
     assert rendered["event_type"] in event["event_types"]

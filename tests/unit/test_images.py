@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from plates.exceptions import InvalidInputError
-from plates.images import check_image
-from plates.photos import read_image
+from plates.photos.files import read_image
+from plates.photos.pixels import check_image
 
 
 @pytest.mark.parametrize(

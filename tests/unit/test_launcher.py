@@ -51,13 +51,18 @@ def test_a_server_asked_for_a_taken_port_is_refused_before_it_starts(listening):
 @pytest.mark.parametrize(
     "log, reason",
     [
-        (f"{CUDA_NOISE}\nI1126 10:16:36.298876 21924 http_server.cc:4713] \"Started HTTPService at 127.0.0.1:49387\"\n"
-         "E1126 10:16:36.340331 21924 main.cc:257] \"failed to start HTTP service: Unavailable - Socket "
-         "'127.0.0.1:49387' already in use \"\n",
-         "failed to start HTTP service: Unavailable - Socket '127.0.0.1:49387' already in use"),
-        (f"{CUDA_NOISE}\nError: Failed to initialize NVML\nerror: creating server: Internal - failed to stat file /x\n",
-         "creating server: Internal - failed to stat file /x"),
-        (f"{CUDA_NOISE}\nI1126 10:16:36.298876 21924 model_lifecycle.cc:472] \"loading: yolo:1\"\n", ""),
+        (
+            f'{CUDA_NOISE}\nI1126 10:16:36.298876 21924 http_server.cc:4713] "Started HTTPService at 127.0.0.1:49387"\n'
+            'E1126 10:16:36.340331 21924 main.cc:257] "failed to start HTTP service: Unavailable - Socket '
+            "'127.0.0.1:49387' already in use \"\n",
+            "failed to start HTTP service: Unavailable - Socket '127.0.0.1:49387' already in use",
+        ),
+        (
+            f"{CUDA_NOISE}\nError: Failed to initialize NVML\n"
+            "error: creating server: Internal - failed to stat file /x\n",
+            "creating server: Internal - failed to stat file /x",
+        ),
+        (f'{CUDA_NOISE}\nI1126 10:16:36.298876 21924 model_lifecycle.cc:472] "loading: yolo:1"\n', ""),
     ],
     ids=["port taken", "no repository", "no fatal line"],
 )

@@ -45,8 +45,15 @@ def reading(text, score):
 
 
 def test_the_likeliest_reading_of_a_plate_stands_and_the_first_where_they_tie():
-    readings = [reading("A123BC77", 0.9), reading("H701HE27", 0.2), reading("H701HE27", 0.6), reading("", 0),
-                reading("", 0), reading("B840CK197", 0.5), reading("B840CK197", 0.5)]
+    readings = [
+        reading("A123BC77", 0.9),
+        reading("H701HE27", 0.2),
+        reading("H701HE27", 0.6),
+        reading("", 0),
+        reading("", 0),
+        reading("B840CK197", 0.5),
+        reading("B840CK197", 0.5),
+    ]
     assert likeliest(readings, [0, 1, 1, 2, 2, 3, 3]) == [0, 2, 3, 5]
 
 

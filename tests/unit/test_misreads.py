@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from plates.evaluation import LabelledPhoto, LabelledPlate, evaluate, format_report, report_to_dict
-from plates.misreads import Misreads, nearest, split
+from plates.evaluation.manifests import LabelledPhoto, LabelledPlate
+from plates.evaluation.misreads import Misreads, nearest, split
+from plates.evaluation.report import format_report, report_to_dict
+from plates.evaluation.scoring import evaluate
 
 
 def test_split_takes_the_region_code_the_formats_find():

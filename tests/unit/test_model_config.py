@@ -2,20 +2,20 @@ import json
 
 import pytest
 
+from plates.build.paths import DEFAULT_REPOSITORY
 from plates.exceptions import ModelConfigError
-from plates.export import DEFAULT_REPOSITORY
-from plates.serving.model_config import (
+from plates.inference.model_config import (
     ModelConfig,
     float_list,
     nonnegative_int,
     nonnegative_int_list,
     positive_int,
     positive_int_list,
+    read_config,
     unit_float,
     unit_float_list,
-    read_config,
 )
-from plates.serving.pipeline import RecognitionSettings
+from plates.inference.pipeline import RecognitionSettings
 
 CONFIG = {
     "name": "yolo",

@@ -3,9 +3,9 @@ import pytest
 import torch
 
 from plates.exceptions import InvalidInputError, ModelConfigError, SubModelError
+from plates.inference.pipeline import FirstLook, RecognitionSettings, pad_candidates, recognize
 from plates.recognition.alphabet import ALPHABET, BLANK, NUM_CLASSES
 from plates.recognition.ctc import Reading
-from plates.serving.pipeline import FirstLook, RecognitionSettings, pad_candidates, recognize
 
 PHOTO = {"input__0": torch.zeros(10, 10, 3, dtype=torch.uint8)}
 
@@ -291,9 +291,13 @@ class RowModels:
         batch = inputs["input__0"]
         if model == "yolo":
             n = len(self.plate_of)  # one box and score for each way to read a plate: the way's index in the box
-            return {"output__0": self.crops, "output__1": torch.arange(n).float()[:, None].expand(n, 4),
-                    "output__2": torch.ones(n), "output__3": torch.tensor(self.lines),
-                    "output__4": torch.tensor(self.plate_of)}
+            return {
+                "output__0": self.crops,
+                "output__1": torch.arange(n).float()[:, None].expand(n, 4),
+                "output__2": torch.ones(n),
+                "output__3": torch.tensor(self.lines),
+                "output__4": torch.tensor(self.plate_of),
+            }
         self.widths.add(batch.shape[-1])
         if model == "stn":
             return {"output__0": batch}

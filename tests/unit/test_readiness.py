@@ -10,8 +10,8 @@ import threading
 import pytest
 
 from plates.cli.client import main as client_main
+from plates.client.readiness import not_ready, require_ready
 from plates.exceptions import ServerUnavailableError
-from plates.readiness import not_ready, require_ready
 from plates.server.launcher import free_port
 
 # What a gRPC server sends first on any connection: an HTTP/2 SETTINGS frame.

@@ -4,20 +4,23 @@ no server; and what loading the pretrained reference's checkpoints does to them.
 import numpy as np
 import pytest
 import torch
+from readings import CAR_PLATE
 
-from plates.export import load_network, trace_checked
-from plates.photos import read_image
+from plates.build.repository import load_network, trace_checked
+from plates.build.weights import find_weights
 from plates.nets import LPRNet, SpatialTransformer
 from plates.nets.lprnet import ChannelStridedMaxPool
+from plates.photos.files import read_image
 from plates.recognition.crops import DEFAULT_VARIANTS, prepare_crops
 from plates.recognition.ctc import read_plates, vote
-from plates.weights import find_weights
 
 
 @pytest.fixture(scope="module")
 def networks():
-    return (load_network(SpatialTransformer, find_weights("plates_stn.pt")),
-            load_network(LPRNet, find_weights("plates_lprnet.pt")))
+    return (
+        load_network(SpatialTransformer, find_weights("plates_stn.pt")),
+        load_network(LPRNet, find_weights("plates_lprnet.pt")),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +53,7 @@ def test_recognizer_reads_the_sample_car_from_its_reference_box(samples, network
     )
     with torch.no_grad():
         logits = lprnet(stn(crops))
-    assert vote(read_plates(logits.numpy()), len(DEFAULT_VARIANTS))[0].text == "B840CK197"
+    assert vote(read_plates(logits.numpy()), len(DEFAULT_VARIANTS))[0].text == CAR_PLATE
 
 
 def test_traced_networks_match_eager_for_any_batch_size(networks):

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from tritonclient.utils import InferenceServerException
 
-from plates.client import PlatesClient
+from plates.client.retry import NO_RETRY, RetryPolicy, call_with_retries
+from plates.client.service import PlatesClient
 from plates.exceptions import InvalidInputError, OverloadedError, PlatesError, ReloadingError, ServerUnavailableError
-from plates.retry import NO_RETRY, RetryPolicy, call_with_retries
 
 
 class FakeClock:

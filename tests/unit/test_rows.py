@@ -71,8 +71,9 @@ def test_read_joined_reads_the_top_row_then_the_bottom_one_as_one_plate():
 
 def test_a_set_of_rows_apart_trains_and_reads_beside_one_line_crops(tmp_path):
     rng = np.random.default_rng(0)
-    two_line = CropSet.of([rng.integers(0, 256, (CROP_HEIGHT, 2 * CROP_WIDTH, 3), dtype=np.uint8)] * 4,
-                          ["H701HE27"] * 4)
+    two_line = CropSet.of(
+        [rng.integers(0, 256, (CROP_HEIGHT, 2 * CROP_WIDTH, 3), dtype=np.uint8)] * 4, ["H701HE27"] * 4
+    )
     one_line = CropSet(rng.integers(0, 256, (4, CROP_HEIGHT, CROP_WIDTH, 3), dtype=np.uint8), ["A123BC77"] * 4)
     data = mixed([two_line, one_line], seed=1)
     assert data.images.shape[2] == 2 * CROP_WIDTH and sorted(data.lines.tolist()) == [1] * 4 + [2] * 4
@@ -83,8 +84,10 @@ def test_a_set_of_rows_apart_trains_and_reads_beside_one_line_crops(tmp_path):
 
 
 def test_crop_sets_keep_their_rows_through_save_and_load(tmp_path):
-    data = CropSet.of([np.zeros((CROP_HEIGHT, 2 * CROP_WIDTH, 3), np.uint8),
-                       np.zeros((CROP_HEIGHT, CROP_WIDTH, 3), np.uint8)], ["H701HE27", "A123BC77"])
+    data = CropSet.of(
+        [np.zeros((CROP_HEIGHT, 2 * CROP_WIDTH, 3), np.uint8), np.zeros((CROP_HEIGHT, CROP_WIDTH, 3), np.uint8)],
+        ["H701HE27", "A123BC77"],
+    )
     assert data.images.shape == (2, CROP_HEIGHT, 2 * CROP_WIDTH, 3) and data.lines.tolist() == [2, 1]
     data.save(tmp_path / "set.npz")
     assert CropSet.load(tmp_path / "set.npz").lines.tolist() == [2, 1]

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 import yaml
 
-from plates.evaluation import iou, load_json_manifest, load_yolo
+from plates.evaluation.manifests import load_json_manifest, load_yolo
+from plates.evaluation.scoring import iou
 from plates.training import scene_set, scenes, synthetic
 from plates.training.by_eye import Label
 from plates.training.real_plates import look_hash, split_of
@@ -63,10 +64,15 @@ def test_load_photos_leaves_out_held_out_photos_and_their_copies_and_reads_lines
     _yolo_images(detect / "images/val", detect / "labels/val", {"v.png": _street(3)})
     e2e = tmp_path / "e2e.json"
     e2e.write_text(json.dumps([{"image": "detect/images/train/held.png", "plates": [], "text": "A123BC77"}]))
-    _yolo_images(rfplates / "images", rfplates / "labels",
-                 {"r1_jpg.rf.x.png": _street(7), "r2_jpg.rf.y.png": _street(8), "copy_jpg.rf.z.png": _street(3)})
-    labels = [Label("rf/images/r1_jpg.rf.x.png", (256.0, 180.0, 384.0, 220.0), "read", "A001AA77", lines=2),
-              Label("rf/images/r2_jpg.rf.y.png", (256.0, 180.0, 384.0, 220.0), "notplate")]
+    _yolo_images(
+        rfplates / "images",
+        rfplates / "labels",
+        {"r1_jpg.rf.x.png": _street(7), "r2_jpg.rf.y.png": _street(8), "copy_jpg.rf.z.png": _street(3)},
+    )
+    labels = [
+        Label("rf/images/r1_jpg.rf.x.png", (256.0, 180.0, 384.0, 220.0), "read", "A001AA77", lines=2),
+        Label("rf/images/r2_jpg.rf.y.png", (256.0, 180.0, 384.0, 220.0), "notplate"),
+    ]
     photos = scenes.load_photos(detect, rfplates, e2e, labels, tmp_path, log=lambda line: None)
     by_name = {photo.path.name: photo for photo in photos}
     assert set(by_name) == {"a.png", "r1_jpg.rf.x.png", "r2_jpg.rf.y.png"}  # no held-out photo, no copy of one
@@ -148,8 +154,7 @@ def test_erase_paints_a_plate_over_with_its_surroundings():
 def test_pasted_scene_covers_real_plates_adds_others_and_labels_each_with_its_class(tmp_path):
     photo = _photo(tmp_path, "street.jpg", 0, boxes=((250, 250, 370, 280), (40, 40, 130, 62)))
     original = cv2.imread(str(photo.path))
-    scene = scenes.pasted_scene(photo, np.random.default_rng(3), replace_share=1.0, two_line_share=0.5,
-                                extra_plates=3)
+    scene = scenes.pasted_scene(photo, np.random.default_rng(3), replace_share=1.0, two_line_share=0.5, extra_plates=3)
     assert scene.kind == "pasted" and scene.image.shape == original.shape
     assert all(p.style is not None for p in scene.plates)  # every real plate covered by a rendered one
     assert len(scene.plates) >= 2
@@ -163,8 +168,7 @@ def test_pasted_scene_covers_real_plates_adds_others_and_labels_each_with_its_cl
         assert all(iou(plate.box, other.box) == 0 for other in scene.plates[:2] + extra[:number])
     # The real plates' places changed; far from every plate, the photo did not.
     assert np.abs(scene.image[250:280, 250:370].astype(int) - original[250:280, 250:370]).mean() > 10
-    again = scenes.pasted_scene(photo, np.random.default_rng(3), replace_share=1.0, two_line_share=0.5,
-                                extra_plates=3)
+    again = scenes.pasted_scene(photo, np.random.default_rng(3), replace_share=1.0, two_line_share=0.5, extra_plates=3)
     assert np.array_equal(again.image, scene.image) and again.plates == scene.plates
 
 
@@ -172,8 +176,7 @@ def test_pasted_scene_covers_real_plates_adds_others_and_labels_each_with_its_cl
 def test_a_rendered_plate_the_frame_cuts_is_boxed_as_far_as_it_shows_with_no_text(tmp_path):
     # A two-line plate over a one-line plate's place at the top of the photo is taller than the place it covers.
     photo = _photo(tmp_path, "edge.jpg", 0, boxes=((250, 0, 370, 26), (250, 250, 370, 280)))
-    scene = scenes.pasted_scene(photo, np.random.default_rng(0), replace_share=1.0, two_line_share=1.0,
-                                extra_plates=0)
+    scene = scenes.pasted_scene(photo, np.random.default_rng(0), replace_share=1.0, two_line_share=1.0, extra_plates=0)
     cut, whole = scene.plates
     assert cut.lines == whole.lines == 2 and cut.style is not None
     assert cut.text is None and cut.box[1] == 0 and cut.box[3] > 26
@@ -237,8 +240,9 @@ def test_background_is_a_window_beside_a_plate_that_shows_no_plate(tmp_path):
 
 def test_yolo_rows_normalise_boxes_to_the_image_and_give_each_its_class():
     plates = [scenes.ScenePlate((10, 20, 110, 40)), scenes.ScenePlate((200, 100, 260, 140), lines=2)]
-    assert scenes.yolo_rows(plates, 400, 200) == ("0 0.150000 0.150000 0.250000 0.100000\n"
-                                                  "1 0.575000 0.600000 0.150000 0.200000\n")
+    assert scenes.yolo_rows(plates, 400, 200) == (
+        "0 0.150000 0.150000 0.250000 0.100000\n1 0.575000 0.600000 0.150000 0.200000\n"
+    )
 
 
 # The set on disk
@@ -248,8 +252,10 @@ def test_yolo_rows_normalise_boxes_to_the_image_and_give_each_its_class():
 def test_write_scene_set_writes_a_yolo_set_and_manifests_val_from_val_photos_only(tmp_path):
     photos = tmp_path / "photos"
     photos.mkdir()
-    splits = {"train": [_photo(photos, f"t{i}.jpg", i) for i in range(3)],
-              "val": [_photo(photos, "v0.jpg", 10, lines=2, text="A001AA77")]}
+    splits = {
+        "train": [_photo(photos, f"t{i}.jpg", i) for i in range(3)],
+        "val": [_photo(photos, "v0.jpg", 10, lines=2, text="A001AA77")],
+    }
     out = tmp_path / "set"
     counts = scene_set.counts_of(scene_set.Counts(pasted=10, closeups=5, backgrounds=5), val_share=0.2)
     assert counts["val"] == scene_set.Counts(2, 1, 1) and counts["train"] == scene_set.Counts(8, 4, 4)
@@ -273,8 +279,9 @@ def test_write_scene_set_writes_a_yolo_set_and_manifests_val_from_val_photos_onl
     assert two_line and all(plate.text for photo in two_line for plate in photo.plates)
     assert (out / "val_photos.txt").read_text() == f"{splits['val'][0].path}\n"
     rendered = scene_set.rendered_plates(out, "train")
-    assert rendered and all(plate.lines == 2 and plate.text and "/images/train/pasted_" in plate.image
-                            for plate in rendered)
+    assert rendered and all(
+        plate.lines == 2 and plate.text and "/images/train/pasted_" in plate.image for plate in rendered
+    )
     assert all("/images/val/" in plate.image for plate in scene_set.rendered_plates(out, "val"))
     first = {p.name: p.read_bytes() for p in sorted((out / "images" / "train").glob("pasted_*"))}
     scene_set.write_scene_set(splits, tmp_path / "again", counts, seed=0, log=lambda line: None)
@@ -288,14 +295,17 @@ def test_write_scene_set_replaces_a_set_it_wrote_and_refuses_other_folders(tmp_p
     photos.mkdir()
     splits = {"train": [_photo(photos, "t.jpg", 1)], "val": [_photo(photos, "v.jpg", 2)]}
     out = tmp_path / "set"
-    scene_set.write_scene_set(splits, out, scene_set.counts_of(scene_set.Counts(6, 0), 0.5), seed=0,
-                              log=lambda line: None)
-    scene_set.write_scene_set(splits, out, scene_set.counts_of(scene_set.Counts(2, 0), 0.5), seed=0,
-                              originals=False, log=lambda line: None)
+    scene_set.write_scene_set(
+        splits, out, scene_set.counts_of(scene_set.Counts(6, 0), 0.5), seed=0, log=lambda line: None
+    )
+    scene_set.write_scene_set(
+        splits, out, scene_set.counts_of(scene_set.Counts(2, 0), 0.5), seed=0, originals=False, log=lambda line: None
+    )
     assert sorted(p.name for p in (out / "images" / "train").iterdir()) == ["pasted_000000.jpg"]
     assert sorted(p.name for p in (out / "labels" / "val").iterdir()) == ["pasted_000000.txt"]
     other = tmp_path / "other"
     (other / "images").mkdir(parents=True)
     with pytest.raises(ValueError, match="no scenes.json"):
-        scene_set.write_scene_set(splits, other, scene_set.counts_of(scene_set.Counts(2, 0), 0.5), seed=0,
-                                  log=lambda line: None)
+        scene_set.write_scene_set(
+            splits, other, scene_set.counts_of(scene_set.Counts(2, 0), 0.5), seed=0, log=lambda line: None
+        )

@@ -1,11 +1,11 @@
-"""plates.serving.tensor_log: where each tensor crossing a model lies, counted per process and summed across them."""
+"""plates.inference.tensor_log: where each tensor crossing a model lies, counted per process and summed across them."""
 
 import json
 
 import numpy as np
 import torch
 
-from plates.serving.tensor_log import CPU, EMPTY, GPU, LOG_VARIABLE, Crossing, TensorLog, memory_of, read_log
+from plates.inference.tensor_log import CPU, EMPTY, GPU, LOG_VARIABLE, Crossing, TensorLog, memory_of, read_log
 
 
 class TritonTensor:

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from plates.export import TWO_LINE_RECOGNIZER, load_network
+from plates.build.repository import TWO_LINE_RECOGNIZER, load_network
+from plates.build.weights import find_weights
 from plates.nets import LPRNet
 from plates.training import synthetic
-from plates.weights import find_weights
 
 
 @pytest.fixture
@@ -44,8 +44,14 @@ def scene_set(root: Path) -> Path:
         image = f"images/{split}/pasted_{number:06d}.jpg"
         (root / image).parent.mkdir(parents=True, exist_ok=True)
         cv2.imwrite(str(root / image), photo)
-        records.append({"image": image, "kind": "pasted", "source": "grey",
-                        "plates": [{"box": [140, 100, 260, 170], "class": 1, "text": text, "style": "square"}]})
+        records.append(
+            {
+                "image": image,
+                "kind": "pasted",
+                "source": "grey",
+                "plates": [{"box": [140, 100, 260, 170], "class": 1, "text": text, "style": "square"}],
+            }
+        )
     (root / "scenes.json").write_text(json.dumps(records))
     return root
 
@@ -54,9 +60,22 @@ def scene_set(root: Path) -> Path:
 def test_two_line_only_trains_and_validates_on_two_line_plates_alone(tmp_path, script):
     if not (script.SHARED / "detect").is_dir():
         pytest.skip(f"needs {script.SHARED}: the labels' photos and the background photos")
-    parser_args = ["train", "--out", str(tmp_path / "run"), "--scenes", str(scene_set(tmp_path / "scenes")),
-                   "--two-line", "rows", "--two-line-only", "--synthetic", "6", "--synthetic-val", "4",
-                   "--scene-cuts", "2"]
+    parser_args = [
+        "train",
+        "--out",
+        str(tmp_path / "run"),
+        "--scenes",
+        str(scene_set(tmp_path / "scenes")),
+        "--two-line",
+        "rows",
+        "--two-line-only",
+        "--synthetic",
+        "6",
+        "--synthetic-val",
+        "4",
+        "--scene-cuts",
+        "2",
+    ]
     args = script.build_parser().parse_args(parser_args)
     real, synthetic_crops, validations = script.datasets(args)
     # The real plates read by eye are nearly all one-line: of them, only the two-line ones are kept.

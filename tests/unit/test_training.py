@@ -45,8 +45,9 @@ def test_letters_are_drawn_evenly():
 @needs_font
 @pytest.mark.parametrize("style", sorted(synthetic.STYLES))
 def test_render_plate_draws_ink_in_the_plate_colours(style):
-    plate = synthetic.render_plate(synthetic.random_text(style, np.random.default_rng(1)), style,
-                                   np.random.default_rng(2))
+    plate = synthetic.render_plate(
+        synthetic.random_text(style, np.random.default_rng(1)), style, np.random.default_rng(2)
+    )
     assert plate.shape == (224, 1040, 3) and plate.dtype == np.uint8
     grey = cv2.cvtColor(plate, cv2.COLOR_BGR2GRAY)
     assert grey.std() > 30  # characters on a plain background, not a blank plate

@@ -28,8 +28,9 @@ from plates.training.augment import to_crop
 needs_font = pytest.mark.skipif(not synthetic.FONT_PATH.is_file(), reason="needs ../shared/fonts")
 
 
-@pytest.mark.parametrize(("style", "grammar"), [("square", "private"), ("motorcycle", "military"),
-                                                ("tractor", "military")])
+@pytest.mark.parametrize(
+    ("style", "grammar"), [("square", "private"), ("motorcycle", "military"), ("tractor", "military")]
+)
 def test_two_line_texts_are_top_row_bottom_row_region_in_a_format_the_decoder_knows(style, grammar):
     rng = np.random.default_rng(0)
     texts = [synthetic.random_text(style, rng) for _ in range(300)]
@@ -67,8 +68,9 @@ def test_two_line_plate_is_its_size_with_ink_on_both_rows_and_a_gap_between(styl
         text = synthetic.random_text(style, rng)
         plate = synthetic.render_plate(text, style, rng)
         height, width = plate.shape[:2]
-        assert (width, height) in {(round(w * synthetic.PIXELS_PER_MM), round(h * synthetic.PIXELS_PER_MM))
-                                   for w, h in layout.sizes_mm}
+        assert (width, height) in {
+            (round(w * synthetic.PIXELS_PER_MM), round(h * synthetic.PIXELS_PER_MM)) for w, h in layout.sizes_mm
+        }
         if cv2.cvtColor(plate, cv2.COLOR_BGR2GRAY).mean() < 100:
             plate = 255 - plate  # a black plate: its characters are the light pixels
         rows = _ink_rows(plate)

@@ -11,8 +11,9 @@ import cv2
 import numpy as np
 import pytest
 
-from plates.server.health import PROBES
-from plates.server.warmup import PHOTO, send_photo, warm_up
+from plates.build.warmup import PHOTO
+from plates.client.health import PROBES
+from plates.server.warmup import send_photo, warm_up
 
 
 @pytest.fixture
@@ -37,8 +38,11 @@ def fake_triton(http_server):
 def test_warm_up_sends_the_photo_as_a_file_through_the_orchestrator_three_times_then_the_probes(fake_triton):
     url, _, seen = fake_triton
     said, report = warm_up(url)
-    assert re.fullmatch(r"warm-up in [\d.]+ s: 3 photos through plate_recognition \(0 refused, sent again\); "
-                        r"then healthy: plate_recognition ok .*", said)  # fmt: skip
+    assert re.fullmatch(
+        r"warm-up in [\d.]+ s: 3 photos through plate_recognition \(0 refused, sent again\); "
+        r"then healthy: plate_recognition ok .*",
+        said,
+    )
     assert report.healthy and [m.model for m in report.models] == list(PROBES)
     assert [path.split("/")[3] for path, _, _ in seen] == ["plate_recognition"] * 4 + ["stn", "lprnet", "lprnet_rows"]
     path, headers, body = seen[0]
@@ -68,8 +72,8 @@ def test_a_refused_photo_is_sent_again_and_a_failed_one_is_said_not_raised(fake_
 
 
 def test_the_warm_up_photo_holds_one_plate_for_the_detector():
-    from plates.detection import PlateDetector
-    from plates.weights import find_weights
+    from plates.build.weights import find_weights
+    from plates.detection.detector import PlateDetector
 
     photo = cv2.imdecode(np.frombuffer(PHOTO.read_bytes(), np.uint8), cv2.IMREAD_COLOR)
     assert len(PlateDetector(find_weights("plate_detector.pt")).detect(photo)) == 1

@@ -1,6 +1,6 @@
 import numpy as np
 
-from plates.client import Plate
+from plates.client.service import Plate
 from plates.recognition.regions import Region
 from plates.watch.events import Reading, Track, crop_plate, vote
 
@@ -32,8 +32,11 @@ def test_vote_sums_every_candidate_not_only_each_readings_text():
 
 
 def close_call_readings() -> list[Reading]:
-    candidates = [[("B840OK197", 0.4), ("B840CK197", 0.35)], [("B840CK197", 0.3), ("B840OK197", 0.2)],
-                  [("B840OK197", 0.3), ("B840CK197", 0.29)]]  # fmt: skip
+    candidates = [
+        [("B840OK197", 0.4), ("B840CK197", 0.35)],
+        [("B840CK197", 0.3), ("B840OK197", 0.2)],
+        [("B840OK197", 0.3), ("B840CK197", 0.29)],
+    ]
     return [reading(i, c[0][0], c[0][1], candidates=c) for i, c in enumerate(candidates)]
 
 

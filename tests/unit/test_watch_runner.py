@@ -5,7 +5,7 @@ import time
 import numpy as np
 import pytest
 
-from plates.client import Plate
+from plates.client.service import Plate
 from plates.exceptions import InvalidInputError
 from plates.watch.runner import Site, ctrl_c_held_back
 from plates.watch.site import CameraSettings, SiteSettings
@@ -55,8 +55,10 @@ def test_every_camera_runs_and_every_event_carries_its_camera_id():
     sink = Collect()
     runs = Site(
         site(CameraSettings("gate", "a.mp4"), CameraSettings("yard", "b.mp4")),
-        lambda live: plate_at, [sink], open_source=lambda spec, fps: sources[spec],
-    ).run()  # fmt: skip
+        lambda live: plate_at,
+        [sink],
+        open_source=lambda spec, fps: sources[spec],
+    ).run()
     assert sorted(e.camera_id for e in sink.events) == ["gate", "yard"]
     assert [run.summary.frames for run in runs] == [10, 10] and all(s.closed for s in sources.values())
 
@@ -67,8 +69,10 @@ def test_a_stalled_camera_holds_up_none_of_the_others():
     sink = Collect()
     runner = Site(
         site(CameraSettings("stuck", "stuck"), CameraSettings("ok", "ok.mp4")),
-        lambda live: plate_at, [sink], open_source=lambda spec, fps: sources[spec],
-    )  # fmt: skip
+        lambda live: plate_at,
+        [sink],
+        open_source=lambda spec, fps: sources[spec],
+    )
     thread = threading.Thread(target=runner.run)
     thread.start()
     try:
@@ -101,8 +105,13 @@ def test_requests_in_flight_stay_within_the_sites_total_across_cameras():
 def test_watched_plates_are_marked_by_the_sites_watchlist():
     sink = Collect()
     watchlist = Watchlist([WatchedPlate("B84OCK197", "boss")], max_distance=0)
-    Site(site(CameraSettings("gate", "a.mp4")), lambda live: plate_at, [sink], watchlist,
-         open_source=lambda spec, fps: FakeSource(10)).run()  # fmt: skip
+    Site(
+        site(CameraSettings("gate", "a.mp4")),
+        lambda live: plate_at,
+        [sink],
+        watchlist,
+        open_source=lambda spec, fps: FakeSource(10),
+    ).run()
     # The exact match is the event's second candidate, not its text.
     assert [(e.text, e.watched.to_dict()) for e in sink.events] == [
         ("B840CK197", {"plate": "B84OCK197", "label": "boss", "distance": 0.0})
@@ -119,8 +128,10 @@ def test_a_camera_that_fails_stops_alone_and_its_error_is_kept():
     sink = Collect()
     runs = Site(
         site(CameraSettings("bad", "bad.mp4"), CameraSettings("good", "good.mp4")),
-        lambda live: recognize, [sink], open_source=lambda spec, fps: sources[spec],
-    ).run()  # fmt: skip
+        lambda live: recognize,
+        [sink],
+        open_source=lambda spec, fps: sources[spec],
+    ).run()
     assert [str(run.error) if run.error else None for run in runs] == ["server gone", None]
     assert [e.camera_id for e in sink.events] == ["good"]
 
@@ -135,8 +146,12 @@ def test_a_source_that_cannot_be_opened_stops_the_site_before_any_camera_starts(
         return opened[-1]
 
     with pytest.raises(InvalidInputError, match="missing.mp4"):
-        Site(site(CameraSettings("a", "a.mp4"), CameraSettings("b", "missing.mp4")), lambda live: plate_at, [],
-             open_source=open_source).run()  # fmt: skip
+        Site(
+            site(CameraSettings("a", "a.mp4"), CameraSettings("b", "missing.mp4")),
+            lambda live: plate_at,
+            [],
+            open_source=open_source,
+        ).run()
     assert opened[0].closed
 
 
@@ -170,8 +185,12 @@ def test_ctrl_c_ends_every_camera_with_its_summary(ctrl_c_raises):
         signal.pthread_kill(main, signal.SIGINT)
 
     threading.Thread(target=ctrl_c_once_both_read, daemon=True).start()
-    runs = Site(site(CameraSettings("a", "a"), CameraSettings("b", "b")), lambda live: plate_at, [Collect()],
-                open_source=open_source).run()  # fmt: skip
+    runs = Site(
+        site(CameraSettings("a", "a"), CameraSettings("b", "b")),
+        lambda live: plate_at,
+        [Collect()],
+        open_source=open_source,
+    ).run()
     assert [run.summary.interrupted for run in runs] == [True, True] and all(run.summary.frames for run in runs)
 
 
@@ -188,6 +207,10 @@ def test_ctrl_c_while_cameras_start_is_taken_once_they_all_have(ctrl_c_raises):
 
 def test_events_name_a_stream_without_its_password():
     sink = Collect()
-    Site(site(CameraSettings("gate", "rtsp://admin:s3cret@cam/1")), lambda live: plate_at, [sink],
-         open_source=lambda spec, fps: FakeSource(10)).run()  # fmt: skip
+    Site(
+        site(CameraSettings("gate", "rtsp://admin:s3cret@cam/1")),
+        lambda live: plate_at,
+        [sink],
+        open_source=lambda spec, fps: FakeSource(10),
+    ).run()
     assert [e.source for e in sink.events] == ["rtsp://admin:***@cam/1"]

@@ -8,15 +8,26 @@ import numpy as np
 import pytest
 
 from plates.exceptions import InvalidInputError
+from plates.recognition.regions import Region
 from plates.watch.events import Event
 from plates.watch.sinks import CropSink, CsvSink, JsonLinesSink, WebhookSink
 from plates.watch.watchlist import Match
-from plates.recognition.regions import Region
 
 EVENT = Event(
-    "rtsp://cam/stream", "gate", 3, "B840CK197", 0.4, Region("197", "Moscow"), 1.0, 3.5, "2025-01-01T00:00:01.000Z",
-    "2025-01-01T00:00:03.500Z", 12, [96.2, 331.8, 131.4, 344.0], 6,
-)  # fmt: skip
+    "rtsp://cam/stream",
+    "gate",
+    3,
+    "B840CK197",
+    0.4,
+    Region("197", "Moscow"),
+    1.0,
+    3.5,
+    "2025-01-01T00:00:01.000Z",
+    "2025-01-01T00:00:03.500Z",
+    12,
+    [96.2, 331.8, 131.4, 344.0],
+    6,
+)
 
 
 def test_json_lines_sink_writes_one_line_per_event():
@@ -42,7 +53,8 @@ def test_csv_sink_writes_the_camera_and_the_watched_plate(tmp_path):
     sink.close()
     rows = list(csv.DictReader(open(tmp_path / "events.csv")))
     assert [(r["camera_id"], r["watched_plate"], r["watched_label"], r["watched_distance"]) for r in rows] == [
-        ("gate", "B84OCK197", "boss", "0.5"), ("gate", "", "", "")
+        ("gate", "B84OCK197", "boss", "0.5"),
+        ("gate", "", "", ""),
     ]
 
 

@@ -80,15 +80,29 @@ def parse(*argv: str) -> argparse.Namespace:
 
 
 def test_source_and_flags_make_a_site_of_one_camera(tmp_path):
-    site = site_settings(parse("video.mp4", "--camera-id", "gate", "--fps", "2", "--max-in-flight", "3",
-                               "--watchlist", str(tmp_path / "w.txt"), "--max-distance", "1"))  # fmt: skip
+    site = site_settings(
+        parse(
+            "video.mp4",
+            "--camera-id",
+            "gate",
+            "--fps",
+            "2",
+            "--max-in-flight",
+            "3",
+            "--watchlist",
+            str(tmp_path / "w.txt"),
+            "--max-distance",
+            "1",
+        )
+    )
     assert site.cameras == [CameraSettings("gate", "video.mp4", fps=2.0, max_in_flight=3)]
     assert (site.max_in_flight_total, site.watchlist_file, site.max_distance) == (3, tmp_path / "w.txt", 1.0)
 
 
 def test_site_flags_override_the_site_file(tmp_path):
-    site = site_settings(parse("--config", str(write(tmp_path, SITE)), "--mqtt", "mqtts://other:8883",
-                               "--watchlist", "w.txt"))  # fmt: skip
+    site = site_settings(
+        parse("--config", str(write(tmp_path, SITE)), "--mqtt", "mqtts://other:8883", "--watchlist", "w.txt")
+    )
     assert (site.mqtt, site.watchlist_file, site.watchlist) == ("mqtts://other:8883", Path("w.txt"), [])
 
 

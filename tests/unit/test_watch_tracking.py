@@ -4,7 +4,7 @@ import time
 import numpy as np
 import pytest
 
-from plates.client import Plate
+from plates.client.service import Plate
 from plates.exceptions import OverloadedError
 from plates.watch.sinks import Sink
 from plates.watch.source import Frame

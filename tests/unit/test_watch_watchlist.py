@@ -5,8 +5,14 @@ import pytest
 
 from plates.exceptions import SettingsError
 from plates.watch.watchlist import (
-    Match, WatchedPlate, Watchlist, WatchlistFile, normalize_plate, parse_lines, plate_distance,
-)  # fmt: skip
+    Match,
+    WatchedPlate,
+    Watchlist,
+    WatchlistFile,
+    normalize_plate,
+    parse_lines,
+    plate_distance,
+)
 
 
 def test_distance_is_zero_for_the_same_plate_and_one_per_edit():

@@ -1,10 +1,11 @@
 import pytest
 
-from plates.detection import INT8_FILE
+from plates.build.paths import PROJECT_ROOT
+from plates.build.quantization import QUANTIZED_FROM
+from plates.build.weights import WEIGHT_FILES, find_weights, search_path
+from plates.detection.detector import INT8_FILE
+from plates.detection.onnx_detector import onnx_metadata
 from plates.exceptions import WeightsError
-from plates.onnx_detector import onnx_metadata
-from plates.quantization import QUANTIZED_FROM
-from plates.weights import PROJECT_ROOT, WEIGHT_FILES, find_weights, search_path
 
 
 def test_search_path_puts_the_environment_first(monkeypatch, tmp_path):

@@ -4,11 +4,10 @@ import re
 import numpy as np
 import pytest
 import torch
+from model_adapters import REPOSITORY, config_json
 
 from plates.recognition.alphabet import ALPHABET, BLANK, NUM_CLASSES
 from plates.recognition.crops import DEFAULT_VARIANTS
-
-from .conftest import REPOSITORY, config_json
 
 
 class Request:
@@ -26,7 +25,7 @@ def plate_logits(text: str) -> torch.Tensor:
 @pytest.fixture
 def orchestrator(load_adapter, pb_utils, monkeypatch):
     # Its sub-models' stubs are alive: here there are none, no tritonserver being the parent of this process.
-    monkeypatch.setattr("plates.server.processes.sibling_stubs", lambda model: [])
+    monkeypatch.setattr("plates.inference.stubs.sibling_stubs", lambda model: [])
     model_dir = REPOSITORY / "plate_recognition"
     return load_adapter(model_dir / "1" / "model.py", model_dir / "config.pbtxt", model_dir)
 
@@ -140,8 +139,8 @@ def test_orchestrator_answers_a_dead_sub_models_refusal_or_failure_as_reloading(
 ):
     # A dead stub's queue fills while Triton waits on it, and refuses as a busy one's does: only its process tells.
     dead = set()
-    monkeypatch.setattr("plates.server.processes.sibling_stubs", lambda model: [f"stub of {model}"])
-    monkeypatch.setattr("plates.server.processes.exited", lambda stub: stub in dead)
+    monkeypatch.setattr("plates.inference.stubs.sibling_stubs", lambda model: [f"stub of {model}"])
+    monkeypatch.setattr("plates.inference.stubs.exited", lambda stub: stub in dead)
     fake_recognizer(pb_utils, [[1, 2, 3, 4]], ["A123BC77"])
     photo = image_request(pb_utils, np.zeros((20, 30, 3), np.uint8))
     [read] = orchestrator.execute([photo])
@@ -152,9 +151,7 @@ def test_orchestrator_answers_a_dead_sub_models_refusal_or_failure_as_reloading(
     )
     [response] = orchestrator.execute([photo])
     assert response.error().code() == pb_utils.TritonError.UNAVAILABLE
-    assert response.error().message() == (
-        f"plate_recognition: the service is reloading model 'stn' ({failure})"
-    )
+    assert response.error().message() == (f"plate_recognition: the service is reloading model 'stn' ({failure})")
 
 
 @pytest.mark.parametrize(
@@ -196,7 +193,7 @@ def test_orchestrator_answers_a_refusal_of_a_model_served_without_a_stub_as_over
 def test_orchestrator_answers_a_sub_models_own_error_without_looking_at_its_process(
     orchestrator, pb_utils, monkeypatch
 ):
-    monkeypatch.setattr("plates.server.processes.exited", lambda stub: pytest.fail("looked"))
+    monkeypatch.setattr("plates.inference.stubs.exited", lambda stub: pytest.fail("looked"))
     pb_utils.MODELS["yolo"] = lambda inputs: pb_utils.InferenceResponse(
         error=pb_utils.TritonError("yolo: image_bytes is not a JPEG or PNG file", pb_utils.TritonError.INVALID_ARG)
     )
@@ -307,9 +304,10 @@ def test_orchestrator_wants_one_photo_in_image_bytes(orchestrator, pb_utils):
     assert "image_bytes must hold one encoded photo, got 2" in response.error().message()
 
 
-def test_orchestrator_counts_each_tensor_it_sends_and_gets_back_per_model(orchestrator, pb_utils, tmp_path,
-                                                                          monkeypatch):  # fmt: skip
-    from plates.serving.tensor_log import TensorLog, read_log
+def test_orchestrator_counts_each_tensor_it_sends_and_gets_back_per_model(
+    orchestrator, pb_utils, tmp_path, monkeypatch
+):
+    from plates.inference.tensor_log import TensorLog, read_log
 
     fake_recognizer(pb_utils, [[10, 10, 60, 22]], ["A001AA77"])
     orchestrator.log = TensorLog(tmp_path, "plate_recognition")
@@ -317,7 +315,11 @@ def test_orchestrator_counts_each_tensor_it_sends_and_gets_back_per_model(orches
     orchestrator.finalize()
     counted = {(c.way, c.tensor): c.count for c in read_log(tmp_path)}
     assert counted == {
-        ("received", "input__0"): 1, ("to yolo", "input__0"): 1, ("to stn", "input__0"): 1,
-        ("from stn", "output__0"): 1, ("to lprnet", "input__0"): 1, ("from lprnet", "output__0"): 1,
+        ("received", "input__0"): 1,
+        ("to yolo", "input__0"): 1,
+        ("to stn", "input__0"): 1,
+        ("from stn", "output__0"): 1,
+        ("to lprnet", "input__0"): 1,
+        ("from lprnet", "output__0"): 1,
         **{("from yolo", f"output__{i}"): 1 for i in range(5)},
-    }  # fmt: skip
+    }

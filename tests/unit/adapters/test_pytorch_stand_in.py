@@ -1,9 +1,9 @@
 import json
 
 import torch
+from model_adapters import STAND_IN, config_json
 
-from .conftest import STAND_IN, config_json
-from plates.export import DEFAULT_REPOSITORY
+from plates.build.paths import DEFAULT_REPOSITORY
 
 
 class Request:
@@ -54,7 +54,7 @@ def test_stand_in_runs_on_the_intra_op_threads_its_config_asks(load_adapter, pb_
 
 
 def test_stand_in_counts_each_request_input_and_response_output(load_adapter, pb_utils, tmp_path, monkeypatch):
-    from plates.serving.tensor_log import LOG_VARIABLE, Crossing, read_log
+    from plates.inference.tensor_log import LOG_VARIABLE, Crossing, read_log
 
     version = tmp_path / "1"
     version.mkdir()
@@ -64,5 +64,7 @@ def test_stand_in_counts_each_request_input_and_response_output(load_adapter, pb
     crops = pb_utils.Tensor.from_dlpack("input__0", torch.utils.dlpack.to_dlpack(torch.zeros(2, 3, 24, 94)))
     model.execute([Request([crops]), Request([crops])])
     model.finalize()
-    assert read_log(tmp_path) == [Crossing("stn", "received", "input__0", "cpu", 2),
-                                  Crossing("stn", "sent", "output__0", "cpu", 2)]
+    assert read_log(tmp_path) == [
+        Crossing("stn", "received", "input__0", "cpu", 2),
+        Crossing("stn", "sent", "output__0", "cpu", 2),
+    ]

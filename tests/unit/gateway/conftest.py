@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 import uvicorn
 
+from plates.client.health import HealthReport, ModelHealth
 from plates.gateway.app import create_app
 from plates.gateway.server import uvicorn_config
 from plates.gateway.settings import Settings
-from plates.server.health import HealthReport, ModelHealth
 
 KEY = "test-key-0123456789"
 HEALTHY = HealthReport((ModelHealth("plate_recognition", True, "ok", 0.01),))

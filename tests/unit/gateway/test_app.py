@@ -11,8 +11,9 @@ import time
 import requests
 from tritonclient.utils import InferenceServerException
 
+from plates.client.health import HealthReport, ModelHealth
 from plates.gateway.settings import Settings
-from plates.server.health import HealthReport, ModelHealth
+
 from .conftest import KEY, FakeTriton, photo
 
 AUTH = {"Authorization": f"Token {KEY}"}
@@ -36,8 +37,16 @@ def error_of(response: requests.Response) -> dict:
 
 def test_reading_answers_in_plate_recognizers_shape_with_ours_beside(gateway):
     with gateway() as url:
-        response = post(url, data={"camera_id": "gate-1", "timestamp": "2019-08-19T13:11:25", "regions": ["ru", "by"],
-                                   "config": '{"mode": "fast", "text_formats": []}', "mmc": "False"})  # fmt: skip
+        response = post(
+            url,
+            data={
+                "camera_id": "gate-1",
+                "timestamp": "2019-08-19T13:11:25",
+                "regions": ["ru", "by"],
+                "config": '{"mode": "fast", "text_formats": []}',
+                "mmc": "False",
+            },
+        )
     assert response.status_code == 201
     body = response.json()
     assert body["camera_id"] == "gate-1" and body["timestamp"] == "2019-08-19T13:11:25.000000Z"

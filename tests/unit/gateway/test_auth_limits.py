@@ -52,8 +52,12 @@ def test_headers_within_the_limits_pass():
 
 
 def test_body_counter_refuses_once_past_the_limit_and_knows_when_the_body_ended():
-    messages = iter([{"type": "http.request", "body": b"x" * 600, "more_body": True},
-                     {"type": "http.request", "body": b"x" * 400, "more_body": False}])  # fmt: skip
+    messages = iter(
+        [
+            {"type": "http.request", "body": b"x" * 600, "more_body": True},
+            {"type": "http.request", "body": b"x" * 400, "more_body": False},
+        ]
+    )
 
     async def receive():
         return next(messages)

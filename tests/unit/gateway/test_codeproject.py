@@ -7,9 +7,10 @@ import pytest
 import requests
 from tritonclient.utils import InferenceServerException
 
+from plates.client.gateway import GatewayClient
 from plates.exceptions import InvalidInputError
-from plates.gateway.client import GatewayClient
 from plates.gateway.settings import Settings
+
 from .conftest import KEY, FakeTriton, photo
 
 AUTH = {"Authorization": f"Token {KEY}"}
@@ -28,8 +29,17 @@ def test_an_answer_in_their_modules_shape_on_both_routes(gateway):
     body = vision.json()
     assert body == legacy.json() | {"processMs": body["processMs"], "inferenceMs": body["inferenceMs"]}
     assert body["success"] is True and body["count"] == 1 and body["message"] == "Found Plate: B840CK197"
-    assert body["predictions"] == [{"confidence": pytest.approx(0.7076), "label": "Plate: B840CK197",
-                                    "plate": "B840CK197", "x_min": 95, "y_min": 330, "x_max": 132, "y_max": 343}]
+    assert body["predictions"] == [
+        {
+            "confidence": pytest.approx(0.7076),
+            "label": "Plate: B840CK197",
+            "plate": "B840CK197",
+            "x_min": 95,
+            "y_min": 330,
+            "x_max": 132,
+            "y_max": 343,
+        }
+    ]
     assert isinstance(body["processMs"], int) and isinstance(body["inferenceMs"], int)
     assert (body["moduleId"], body["command"], body["code"]) == ("ALPR", "alpr", 200)
 
@@ -57,9 +67,13 @@ def test_errors_are_theirs_success_false_and_error(gateway):
             "unknown route": requests.post(url + "/v1/vision/detection", headers=AUTH, timeout=10),
         }
     statuses = {name: (r.status_code, r.json()["error_code"]) for name, r in answers.items()}
-    assert statuses == {"no key": (401, "unauthorized"), "no file": (400, "missing_upload"),
-                        "not a photo": (400, "invalid_request"), "busy": (429, "triton_busy"),
-                        "unknown route": (404, "not_found")}  # fmt: skip
+    assert statuses == {
+        "no key": (401, "unauthorized"),
+        "no file": (400, "missing_upload"),
+        "not a photo": (400, "invalid_request"),
+        "busy": (429, "triton_busy"),
+        "unknown route": (404, "not_found"),
+    }
     for response in answers.values():
         body = response.json()
         assert body["success"] is False and body["code"] == response.status_code and body["error"]
@@ -69,8 +83,9 @@ def test_errors_are_theirs_success_false_and_error(gateway):
 @pytest.mark.parametrize("prefix", ["/v1/status", "/v1/server/status"])
 def test_the_status_routes_recorders_poll_answer_without_a_key(gateway, prefix):
     with gateway() as url:
-        ping, version, update = (requests.get(f"{url}{prefix}/{route}", timeout=10)
-                                 for route in ("ping", "version", "updateavailable"))  # fmt: skip
+        ping, version, update = (
+            requests.get(f"{url}{prefix}/{route}", timeout=10) for route in ("ping", "version", "updateavailable")
+        )
     assert ping.status_code == version.status_code == update.status_code == 200
     assert ping.json()["success"] is True and ping.json()["version"]["major"] >= 0
     assert update.json()["updateAvailable"] is False

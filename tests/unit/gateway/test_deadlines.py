@@ -92,7 +92,9 @@ def kept_alive_answer(connection: socket.socket) -> tuple[bytes, bytes]:
     while b"\r\n\r\n" not in data:
         data += connection.recv(65536)
     head, _, body = data.partition(b"\r\n\r\n")
-    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+    length = int(
+        next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+    )
     while len(body) < length:
         body += connection.recv(65536)
     return head.split(b"\r\n")[0], body

@@ -10,6 +10,7 @@ import requests
 
 from plates.gateway.auth import ANONYMOUS, KeyRing, key_id
 from plates.gateway.settings import Settings
+
 from .conftest import KEY, FakeTriton, photo
 
 AUTH = {"Authorization": f"Token {KEY}"}
@@ -79,10 +80,15 @@ def test_requests_without_a_key_from_anonymous_networks_have_their_own_places(ga
 
 def test_the_schema_asks_for_the_key_this_gateway_asks_for(gateway):
     securities = {}
-    for name, settings in {"open": Settings(), "keyed": Settings(keys=(KEY,)),
-                           "anonymous": Settings(keys=(KEY,), anonymous_from=LOOPBACK)}.items():  # fmt: skip
+    for name, settings in {
+        "open": Settings(),
+        "keyed": Settings(keys=(KEY,)),
+        "anonymous": Settings(keys=(KEY,), anonymous_from=LOOPBACK),
+    }.items():
         with gateway(settings) as url:
             schema = requests.get(url + "/openapi.json", timeout=10).json()
-        securities[name] = [schema["paths"][path]["post"].get("security")
-                            for path in ("/v1/plate-reader/", "/v1/vision/alpr", "/v1/image/alpr")]  # fmt: skip
+        securities[name] = [
+            schema["paths"][path]["post"].get("security")
+            for path in ("/v1/plate-reader/", "/v1/vision/alpr", "/v1/image/alpr")
+        ]
     assert securities == {"open": [None] * 3, "keyed": [[{"Token": []}]] * 3, "anonymous": [[{"Token": []}, {}]] * 3}

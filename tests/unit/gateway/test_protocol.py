@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from plates.client import Plate
+from plates.client.service import Plate
 from plates.exceptions import InvalidInputError
 from plates.gateway.snapshot.protocol import result_of, timestamp_of, unread_of
 
@@ -34,8 +34,11 @@ def test_result_of_a_plate_without_candidates_lists_its_text_first():
 
 def test_unread_of_keeps_box_dscore_and_candidates():
     unread = unread_of(Plate(None, [-1.2, 3.5, 40.4, 20.6], 0.41, 0.0, [("MAF1A77", 0.008)])).model_dump()
-    assert unread == {"box": {"xmin": 0, "ymin": 4, "xmax": 40, "ymax": 21}, "dscore": 0.41,
-                      "candidates": [{"plate": "maf1a77", "score": 0.008}]}  # fmt: skip
+    assert unread == {
+        "box": {"xmin": 0, "ymin": 4, "xmax": 40, "ymax": 21},
+        "dscore": 0.41,
+        "candidates": [{"plate": "maf1a77", "score": 0.008}],
+    }
 
 
 @pytest.mark.parametrize(

@@ -18,11 +18,17 @@ from plates.gateway.recognizer import in_client_terms, triton_refusal
         ("StatusCode.UNAVAILABLE", "model 'yolo' is overloaded: Request timeout expired", (429, "triton_busy", 1)),
         ("StatusCode.UNAVAILABLE", "failed to connect to all addresses", (503, "triton_unavailable", 5)),
         # A dead sub-model, answered by the orchestrator (its queue's words inside): reloading, not busy.
-        ("StatusCode.UNAVAILABLE", "the service is reloading model 'stn' (Exceeds maximum queue size)",
-         (503, "triton_reloading", 2)),
+        (
+            "StatusCode.UNAVAILABLE",
+            "the service is reloading model 'stn' (Exceeds maximum queue size)",
+            (503, "triton_reloading", 2),
+        ),
         # plate_recognition itself not loaded, and no supervisor that says it reloads it.
-        ("StatusCode.NOT_FOUND", "Request for unknown model: 'plate_recognition' has no available versions",
-         (503, "triton_unavailable", 5)),
+        (
+            "StatusCode.NOT_FOUND",
+            "Request for unknown model: 'plate_recognition' has no available versions",
+            (503, "triton_unavailable", 5),
+        ),
         ("StatusCode.DEADLINE_EXCEEDED", "Deadline Exceeded", (504, "triton_timeout", None)),
         ("StatusCode.INTERNAL", "model 'stn' failed", (502, "triton_failed", None)),
     ],
@@ -47,21 +53,28 @@ def test_plate_recognition_not_loaded_while_the_supervisor_reloads_it_is_reloadi
     assert refusal.message == f"the service is reloading model 'plate_recognition' ({message})"
     assert asked == [1]
     # Other errors never ask: the supervisor's verdict is read only for this one.
-    triton_refusal(InferenceServerException("Exceeds maximum queue size", status="StatusCode.UNAVAILABLE"), 30,
-                   reloading=lambda: asked.append(2) or [])  # fmt: skip
+    triton_refusal(
+        InferenceServerException("Exceeds maximum queue size", status="StatusCode.UNAVAILABLE"),
+        30,
+        reloading=lambda: asked.append(2) or [],
+    )
     assert asked == [1]
 
 
 def test_not_serving_reads_tritons_own_words_for_that_model_only():
-    assert not_serving("yolo", "Model yolo - Error when running inference: Failed for execute the inference request. "
-                       "Model 'yolo' is not ready.")  # fmt: skip
+    assert not_serving(
+        "yolo",
+        "Model yolo - Error when running inference: Failed for execute the inference request. "
+        "Model 'yolo' is not ready.",
+    )
     assert not_serving("plate_recognition", "Request for unknown model: 'plate_recognition' has no available versions")
     assert not_serving("yolo", "Stub process 'yolo_0_0' is not healthy.")
     # The orchestrator's own answer about a sub-model, or another model's instance, is not about this model.
     said = "plate_recognition: the service is reloading model 'yolo' (Model 'yolo' is not ready.)"
     assert not not_serving("plate_recognition", said)
-    assert not not_serving("plate_recognition", "plate_recognition: model 'yolo' failed: Stub process 'yolo_0_0' is "
-                           "not healthy.")  # fmt: skip
+    assert not not_serving(
+        "plate_recognition", "plate_recognition: model 'yolo' failed: Stub process 'yolo_0_0' is not healthy."
+    )
     assert not not_serving("yolo", "Exceeds maximum queue size")
 
 

@@ -22,8 +22,9 @@ def parse(argv: list[str], environ: dict[str, str], monkeypatch) -> Settings:
 
 
 def test_a_flag_beats_the_environment_which_beats_the_default(monkeypatch):
-    settings = parse(["--port", "9000"], {"PLATES_GATEWAY_PORT": "9001", "PLATES_GATEWAY_MAX_IN_FLIGHT": "3"},
-                     monkeypatch)  # fmt: skip
+    settings = parse(
+        ["--port", "9000"], {"PLATES_GATEWAY_PORT": "9001", "PLATES_GATEWAY_MAX_IN_FLIGHT": "3"}, monkeypatch
+    )
     assert (settings.port, settings.max_in_flight, settings.max_in_flight_per_key) == (9000, 3, 4)
 
 

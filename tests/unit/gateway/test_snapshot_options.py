@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from plates.client import Plate
+from plates.client.service import Plate
 from plates.gateway.errors import Refusal
 from plates.gateway.snapshot.options import Options, options_of
 from plates.gateway.snapshot.serving import is_read

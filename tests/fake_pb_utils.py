@@ -6,7 +6,8 @@ on tensors that came through DLPack, so an adapter that reaches for it between m
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -55,7 +56,7 @@ class Tensor:
         return dlpack.to_dlpack(data)
 
     @staticmethod
-    def from_dlpack(name: str, capsule: Any) -> "Tensor":
+    def from_dlpack(name: str, capsule: Any) -> Tensor:
         return Tensor(name, dlpack.from_dlpack(capsule))
 
 

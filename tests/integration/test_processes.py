@@ -6,15 +6,8 @@ import time
 
 import psutil
 
-from plates.server.processes import (
-    ProcessMemory,
-    SiblingStubs,
-    exited,
-    format_growth,
-    server_processes,
-    sibling_stubs,
-    stubs,
-)
+from plates.inference.stubs import SiblingStubs, exited, sibling_stubs, stubs
+from plates.server.process_memory import ProcessMemory, format_growth, server_processes
 
 MIB = 1024 * 1024
 

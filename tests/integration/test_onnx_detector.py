@@ -1,5 +1,5 @@
-"""The detector run without Ultralytics' predictor, its ONNX export (plates.onnx_detector) and its PyTorch weights
-(plates.torch_detector), against the predictor itself."""
+"""The detector run without Ultralytics' predictor, its ONNX export (plates.detection.onnx_detector) and its PyTorch
+weights (plates.detection.torch_detector), against the predictor itself."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from plates.export import DEFAULT_REPOSITORY
-from plates.onnx_detector import OnnxDetector, letterbox, onnx_metadata, rgb_planes
+from plates.build.paths import DEFAULT_REPOSITORY
+from plates.detection.onnx_detector import OnnxDetector, letterbox, onnx_metadata, rgb_planes
 from plates.training import synthetic
 
 ONNX = DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx"
@@ -27,7 +27,7 @@ def with_a_square_plate(photo: np.ndarray) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def photos(samples):
-    from plates.evaluation import load_yolo
+    from plates.evaluation.manifests import load_yolo
 
     car = cv2.imread(str(samples / "car.jpg"))
     val = [cv2.imread(str(p.image)) for p in load_yolo(samples.parent / "detect")[:6]]
@@ -46,8 +46,17 @@ def test_the_onnx_detector_finds_the_predictors_boxes_scores_and_rows(photos, ru
     rows = []
     for index, image in enumerate(photos):
         for imgsz, conf in ((608, 0.2), (416, 0.1)):
-            expected = predictor.predict(image, imgsz=imgsz, conf=conf, iou=0.5, agnostic_nms=True, max_det=100,
-                                         verbose=False, project=str(tmp_path), name="predict")[0].boxes
+            expected = predictor.predict(
+                image,
+                imgsz=imgsz,
+                conf=conf,
+                iou=0.5,
+                agnostic_nms=True,
+                max_det=100,
+                verbose=False,
+                project=str(tmp_path),
+                name="predict",
+            )[0].boxes
             boxes, scores, lines = detector.look(image, imgsz, conf, iou=0.5, max_det=100)
             assert len(boxes) == len(expected), (index, imgsz)
             # The predictor ran ONNX Runtime; OpenVINO's sums differ from its in the last bits.
@@ -62,7 +71,7 @@ def test_the_torch_detector_finds_the_predictors_boxes_scores_and_rows(photos, t
     import torch
     from ultralytics import YOLO
 
-    from plates.torch_detector import TorchDetector
+    from plates.detection.torch_detector import TorchDetector
 
     weights = DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.pt"
     predictor = YOLO(str(weights), task="detect")
@@ -70,8 +79,17 @@ def test_the_torch_detector_finds_the_predictors_boxes_scores_and_rows(photos, t
     detector = TorchDetector(weights, torch.device("cpu"), cuda_graphs=True)
     assert not detector.session.cuda_graphs
     for index, image in enumerate(photos):
-        expected = predictor.predict(image, imgsz=608, conf=0.2, iou=0.5, agnostic_nms=True, max_det=100,
-                                     verbose=False, project=str(tmp_path), name="predict")[0].boxes
+        expected = predictor.predict(
+            image,
+            imgsz=608,
+            conf=0.2,
+            iou=0.5,
+            agnostic_nms=True,
+            max_det=100,
+            verbose=False,
+            project=str(tmp_path),
+            name="predict",
+        )[0].boxes
         boxes, scores, lines = detector.look(image, 608, 0.2, iou=0.5, max_det=100)
         np.testing.assert_allclose(boxes, expected.xyxy.numpy(), atol=0.01, err_msg=f"photo {index}")
         np.testing.assert_allclose(scores, expected.conf.numpy(), atol=1e-4, err_msg=f"photo {index}")
@@ -93,8 +111,9 @@ def tiny_model(path, sides, metadata):
     """An ONNX file with one input of `sides` (height, width: numbers or names) and `metadata`."""
     pixels = helper.make_tensor_value_info("images", TensorProto.FLOAT, [1, 3, *sides])
     out = helper.make_tensor_value_info("output0", TensorProto.FLOAT, [1, 3, *sides])
-    model = helper.make_model(helper.make_graph([helper.make_node("Identity", ["images"], ["output0"])], "tiny",
-                                                [pixels], [out]))
+    model = helper.make_model(
+        helper.make_graph([helper.make_node("Identity", ["images"], ["output0"])], "tiny", [pixels], [out])
+    )
     helper.set_model_props(model, metadata)
     onnx.save(model, str(path))
     return path

@@ -3,14 +3,14 @@ import shutil
 
 import numpy as np
 import pytest
+from model_adapters import REPOSITORY, config_json
 
+from plates.build.repository import export_detector
+from plates.build.weights import find_weights
+from plates.detection.detector import INT8_FILE, Detections, DetectorSettings
+from plates.evaluation.scoring import same_boxes
+from plates.inference.model_config import float_list, positive_int_list, unit_float_list
 from plates.recognition.crops import SERVED_VARIANTS, variants
-from plates.detection import INT8_FILE, DetectorSettings, Detections, same_boxes
-from plates.export import export_detector
-from plates.serving.model_config import float_list, positive_int_list, unit_float_list
-from plates.weights import find_weights
-
-from .conftest import REPOSITORY, config_json
 
 
 class Request:
@@ -81,7 +81,7 @@ def test_served_crop_variants_are_the_measured_defaults():
 
 
 def test_served_detector_settings_are_the_measured_defaults():
-    # The detection figures in plates.detection and the README are measured with DetectorSettings' defaults.
+    # The detection figures in plates.detection.detector and the README are measured with DetectorSettings' defaults.
     parameters = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))["parameters"]
     defaults = DetectorSettings()
     assert tuple(positive_int_list(parameters["imgsz"]["string_value"])) == defaults.imgsz
@@ -134,8 +134,11 @@ def test_yolo_reads_a_file_as_its_pixels_and_names_one_it_cannot_read(load_adapt
 
 @pytest.mark.parametrize(
     "key, value, kind",
-    [("conf", "high", "unit_float_list"), ("second_look_imgsz", "-256", "nonnegative_int"),
-     ("second_look_width", "1.5", "unit_float")],
+    [
+        ("conf", "high", "unit_float_list"),
+        ("second_look_imgsz", "-256", "nonnegative_int"),
+        ("second_look_width", "1.5", "unit_float"),
+    ],
 )
 def test_yolo_refuses_a_config_with_an_invalid_setting(load_adapter, yolo_repository, key, value, kind):
     config = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))
@@ -179,7 +182,8 @@ def test_yolo_refuses_a_precision_its_runtime_does_not_have(load_adapter, yolo_r
 
 @pytest.mark.parametrize("format", ["openvino", "onnx"])
 def test_yolo_at_int8_runs_the_quantized_file_and_finds_the_plates_the_float_one_finds(
-        load_adapter, pb_utils, yolo_repository, samples, format):
+    load_adapter, pb_utils, yolo_repository, samples, format
+):
     import cv2
 
     car = cv2.imread(str(samples / "car.jpg"))
@@ -202,7 +206,7 @@ def test_yolo_at_int8_runs_the_quantized_file_and_finds_the_plates_the_float_one
 
 def test_served_detector_runs_on_openvino_in_int8():
     # docs/performance.md's figures are measured with OpenVINO running the INT8 file; the GPU build sets torch, and
-    # with it "auto" (plates.export).
+    # with it "auto" (plates.build.repository).
     parameters = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))["parameters"]
     assert parameters["format"]["string_value"] == "openvino"
     assert parameters["precision"]["string_value"] == "int8"
@@ -223,7 +227,7 @@ def test_yolo_refuses_a_two_line_layout_it_does_not_know(load_adapter, yolo_repo
 
 @pytest.mark.parametrize(("layout", "width", "rows"), [("side-by-side", 94, [1, 1]), ("rows", 188, [1, 2])])
 def test_yolo_cuts_a_two_line_plate_in_the_layout_its_config_names(load_adapter, yolo_repository, layout, width, rows):
-    from plates.detection import Detections
+    from plates.detection.detector import Detections
 
     adapter = load_yolo(load_adapter, yolo_repository, with_layout(layout))
     pixels = np.random.default_rng(0).integers(0, 256, (300, 400, 3), dtype=np.uint8)
@@ -235,9 +239,10 @@ def test_yolo_cuts_a_two_line_plate_in_the_layout_its_config_names(load_adapter,
 
 
 @pytest.mark.parametrize(("aspect", "plate_of", "rows"), [("3", [0, 1, 1, 1], [1, 1, 2, 2]), ("0", [0, 1], [1, 1])])
-def test_yolo_cuts_a_square_box_of_a_one_class_detector_both_ways(load_adapter, yolo_repository, aspect, plate_of,
-                                                                  rows):
-    from plates.detection import Detections
+def test_yolo_cuts_a_square_box_of_a_one_class_detector_both_ways(
+    load_adapter, yolo_repository, aspect, plate_of, rows
+):
+    from plates.detection.detector import Detections
 
     adapter = load_yolo(load_adapter, yolo_repository, with_layout("rows", aspect))
     pixels = np.random.default_rng(0).integers(0, 256, (300, 400, 3), dtype=np.uint8)
@@ -262,7 +267,7 @@ def test_yolo_refuses_a_negative_two_line_aspect(load_adapter, yolo_repository):
 def test_yolo_counts_where_its_tensors_lie_and_writes_the_counts_when_unloaded(
     load_adapter, pb_utils, yolo_repository, samples, tmp_path, monkeypatch
 ):
-    from plates.serving.tensor_log import LOG_VARIABLE, Crossing, read_log
+    from plates.inference.tensor_log import LOG_VARIABLE, Crossing, read_log
 
     monkeypatch.setenv(LOG_VARIABLE, str(tmp_path))
     model = load_yolo(load_adapter, yolo_repository, with_format("torch"))
@@ -271,6 +276,7 @@ def test_yolo_counts_where_its_tensors_lie_and_writes_the_counts_when_unloaded(
     assert read_log(tmp_path) == []  # written at unload, not per request
     model.finalize()
     assert read_log(tmp_path) == [
-        Crossing("yolo", "decoded", "image_bytes", "cpu", 2), Crossing("yolo", "received", "image_bytes", "cpu", 2),
+        Crossing("yolo", "decoded", "image_bytes", "cpu", 2),
+        Crossing("yolo", "received", "image_bytes", "cpu", 2),
         *(Crossing("yolo", "sent", f"output__{i}", "cpu", 2) for i in range(5)),
-    ]  # fmt: skip
+    ]

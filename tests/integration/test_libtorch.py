@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from plates.export import DEFAULT_REPOSITORY, is_built, model_files
+from plates.build.paths import DEFAULT_REPOSITORY, PROJECT_ROOT
+from plates.build.repository import is_built, model_files
 from plates.recognition.crops import DEFAULT_VARIANTS, prepare_crops
-from plates.weights import PROJECT_ROOT
 
 PYTHON = PROJECT_ROOT / ".venv-libtorch" / "bin" / "python"
 RUNNER = PROJECT_ROOT / "convert" / "run_torchscript.py"
@@ -38,9 +38,16 @@ def test_the_recognizers_compute_the_same_in_torch_2_13(tmp_path, samples, chain
             x = torch.jit.load(str(model))(x)
             expected.append(x)
     # Nothing of this process's environment that would point the other interpreter at torch 2.5.1's libraries.
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "LD_LIBRARY_PATH", "LD_PRELOAD")}
-    run = subprocess.run([str(PYTHON), str(RUNNER), str(tmp_path / "inputs.pt"), str(tmp_path / "outputs.pt"),
-                          *map(str, models)], capture_output=True, text=True, timeout=300, env=env)  # fmt: skip
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "LD_LIBRARY_PATH", "LD_PRELOAD")
+    }
+    run = subprocess.run(
+        [str(PYTHON), str(RUNNER), str(tmp_path / "inputs.pt"), str(tmp_path / "outputs.pt"), *map(str, models)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.startswith("torch 2.13.0"), run.stdout
     actual = torch.load(tmp_path / "outputs.pt", weights_only=True)

@@ -10,18 +10,18 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import psutil
 import pytest
 
+from plates.client.health import HealthReport, ModelHealth, deep_check, read_verdict, reloading, verdict_path
 from plates.exceptions import ModelLoadError
-from plates.server.health import HealthReport, ModelHealth, deep_check, read_verdict, reloading, verdict_path
+from plates.inference.stubs import stubs
+from plates.server.child_process import SHM, ChildProcess, TritonProcess, remove_shm
 from plates.server.launcher import LocalServer
 from plates.server.options import ADMIN_HEADER, admin_key, serving_flags
-from plates.server.process import SHM, ChildProcess, TritonProcess, remove_shm
-from plates.server.processes import stubs
 from plates.server.supervisor import Supervisor, to_reload
 
 HEALTHY = HealthReport((ModelHealth("yolo", True, "ok", 0.01),))
@@ -90,8 +90,17 @@ def supervise(reports, heal, failures=2, reload=None, probe=PROBED, at_check=lam
             supervisor.stop()
         return queue.pop(0)
 
-    supervisor = Supervisor(server, heal=heal, interval=0.001, failures=failures, check=check, log=lines.append,
-                            tick=0.001, reload=reload or FakeReload(), probe=lambda url: probe)  # fmt: skip
+    supervisor = Supervisor(
+        server,
+        heal=heal,
+        interval=0.001,
+        failures=failures,
+        check=check,
+        log=lines.append,
+        tick=0.001,
+        reload=reload or FakeReload(),
+        probe=lambda url: probe,
+    )
     return supervisor.run(), server.events, lines
 
 
@@ -104,8 +113,12 @@ def test_one_failed_check_is_not_enough():
 @pytest.mark.parametrize("heal", [True, False])
 def test_failures_in_a_row_reload_the_models_the_failed_probe_called_and_triton_stays(heal):
     reload, said_reloading = FakeReload(), []
-    code, events, lines = supervise([ORCHESTRATOR_FAILS, ORCHESTRATOR_FAILS, HEALTHY, HEALTHY], heal, reload=reload,
-                                    at_check=lambda url: said_reloading.append(reloading(url)))  # fmt: skip
+    code, events, lines = supervise(
+        [ORCHESTRATOR_FAILS, ORCHESTRATOR_FAILS, HEALTHY, HEALTHY],
+        heal,
+        reload=reload,
+        at_check=lambda url: said_reloading.append(reloading(url)),
+    )
     assert code == 0 and events == []
     # Healthy again, but what its old versions answer for a while after is still the reload's (health.reloading).
     assert said_reloading[-1] == ["yolo", "plate_recognition"]
@@ -114,8 +127,11 @@ def test_failures_in_a_row_reload_the_models_the_failed_probe_called_and_triton_
     why = "plate_recognition failed 2 health checks in a row"
     assert reload.verdicts[0].summary() == f"unhealthy: yolo: reloading: {why}; plate_recognition: reloading: {why}"
     assert reload.verdicts[0].reloading == ["yolo", "plate_recognition"]
-    assert any(line.startswith("supervisor: reloaded yolo, plate_recognition in ") and
-               line.endswith(f"then {PROBED.summary()}") for line in lines), lines  # fmt: skip
+    assert any(
+        line.startswith("supervisor: reloaded yolo, plate_recognition in ")
+        and line.endswith(f"then {PROBED.summary()}")
+        for line in lines
+    ), lines
 
 
 def test_a_failed_reload_restarts_the_server_when_healing():
@@ -133,8 +149,7 @@ def test_a_failed_reload_kills_the_server_and_exits_when_not_healing():
 
 def test_a_model_that_still_fails_its_probe_after_its_reload_restarts_the_server():
     reload = FakeReload()
-    code, events, lines = supervise([STN_FAILS, STN_FAILS, HEALTHY, HEALTHY], heal=True, reload=reload,
-                                    probe=STN_FAILS)  # fmt: skip
+    code, events, lines = supervise([STN_FAILS, STN_FAILS, HEALTHY, HEALTHY], heal=True, reload=reload, probe=STN_FAILS)
     assert code == 0 and [call[2] for call in reload.calls] == ["stn"] and events == ["kill", "start"]
 
 
@@ -163,8 +178,9 @@ def test_the_models_to_reload_are_those_the_failed_probes_exercised_callees_firs
 def test_a_server_that_exited_is_restarted():
     server, lines = FakeServer(), []
     server.alive = False
-    supervisor = Supervisor(server, heal=True, interval=0.001, check=lambda url: supervisor.stop() or HEALTHY,
-                            log=lines.append, tick=0.001)  # fmt: skip
+    supervisor = Supervisor(
+        server, heal=True, interval=0.001, check=lambda url: supervisor.stop() or HEALTHY, log=lines.append, tick=0.001
+    )
     assert supervisor.run() == 0
     assert server.events == ["kill", "start"] and "supervisor: tritonserver exited" in lines
 
@@ -194,8 +210,15 @@ def test_a_killed_stub_is_reloaded_at_the_next_tick_while_a_check_hangs_and_trit
     server, lines, hanging = FakeServer(pid=triton.pid), [], threading.Event()
     reload = FakeReload(then=lambda: supervisor.stop())
     # Probes that wait on a loaded server: the look at the stubs must not wait for them.
-    supervisor = Supervisor(server, heal=True, check=lambda url: hanging.wait(30) or HEALTHY, log=lines.append,
-                            tick=0.05, reload=reload, probe=lambda url: PROBED)  # fmt: skip
+    supervisor = Supervisor(
+        server,
+        heal=True,
+        check=lambda url: hanging.wait(30) or HEALTHY,
+        log=lines.append,
+        tick=0.05,
+        reload=reload,
+        probe=lambda url: PROBED,
+    )
     try:
         with running(supervisor):
             yolo = kill_stub(triton.pid, "yolo")
@@ -206,7 +229,8 @@ def test_a_killed_stub_is_reloaded_at_the_next_tick_while_a_check_hangs_and_trit
     finally:
         hanging.set()
     assert lines[:3] == [
-        "supervisor: watching the stubs of stn, yolo", f"supervisor: the stub of yolo (pid {yolo}) exited",
+        "supervisor: watching the stubs of stn, yolo",
+        f"supervisor: the stub of yolo (pid {yolo}) exited",
         "supervisor: reloading yolo",
     ]
     assert [call[2] for call in reload.calls] == ["yolo"] and server.events == []
@@ -230,8 +254,15 @@ def test_a_stub_that_died_while_another_model_reloaded_is_reloaded_next(stub_tre
             supervisor.stop()
 
     reload = FakeReload(then=then)
-    supervisor = Supervisor(server, heal=True, check=lambda url: HEALTHY, log=lines.append, tick=0.05, reload=reload,
-                            probe=lambda url: PROBED)  # fmt: skip
+    supervisor = Supervisor(
+        server,
+        heal=True,
+        check=lambda url: HEALTHY,
+        log=lines.append,
+        tick=0.05,
+        reload=reload,
+        probe=lambda url: PROBED,
+    )
     with running(supervisor) as thread:
         kill_stub(triton.pid, "yolo")
         thread.join(timeout=10)
@@ -254,8 +285,15 @@ def test_a_restarted_server_is_warmed_up_before_it_is_called_ready_and_starting_
         if "ready again" in line:
             ready_verdicts.append(read_verdict(server.url))
 
-    supervisor = Supervisor(server, heal=True, interval=0.001, check=lambda url: supervisor.stop() or HEALTHY,
-                            log=log, tick=0.001, warm=warm)  # fmt: skip
+    supervisor = Supervisor(
+        server,
+        heal=True,
+        interval=0.001,
+        check=lambda url: supervisor.stop() or HEALTHY,
+        log=log,
+        tick=0.001,
+        warm=warm,
+    )
     assert supervisor.run() == 0
     assert server.events == ["kill", "start", "warm"]
     assert lines[-2:] == [
@@ -278,7 +316,9 @@ def test_the_verdict_is_each_checks_report_and_is_gone_with_the_supervisor():
     supervisor = Supervisor(server, heal=True, interval=0.001, check=check, log=lambda line: None, tick=0.001)
     assert supervisor.run() == 0
     assert [report.summary() for report in seen] == [
-        "unhealthy: tritonserver: starting", HEALTHY.summary(), SICK.summary()
+        "unhealthy: tritonserver: starting",
+        HEALTHY.summary(),
+        SICK.summary(),
     ]
     assert not verdict_path(server.url).exists()
 
@@ -316,7 +356,7 @@ def group(pgid: int) -> list[int]:
 
 
 def test_kill_ends_the_whole_process_group_and_removes_its_shared_memory(tmp_path, monkeypatch):
-    monkeypatch.setattr("plates.server.process.SHM", tmp_path)
+    monkeypatch.setattr("plates.server.child_process.SHM", tmp_path)
     (tmp_path / "plates_abc_region").write_bytes(b"x")
     (tmp_path / "someone_elses_region").write_bytes(b"x")
     # A parent with a child, as tritonserver with its stubs: both must go.
@@ -346,14 +386,22 @@ def test_a_server_and_its_shared_memory_go_when_the_process_that_started_it_is_k
     region.write_bytes(b"x")
     # The parent, as `plates serve` is: it starts a server (a process with a child, as tritonserver with its stubs),
     # says the server's pid, and waits to be killed.
-    parent = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from plates.server.process import TritonProcess; "
-        "grandchild = 'import time; time.sleep(60)'; "
-        "script = f'import subprocess, sys, time; subprocess.Popen([sys.executable, \"-c\", {grandchild!r}]); "
-        "time.sleep(60)'; "
-        f"server = TritonProcess([sys.executable, '-c', script], {prefix!r}).start(); "
-        "print(server.pid, flush=True); time.sleep(60)"
-    )], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, time; from plates.server.child_process import TritonProcess; "
+                "grandchild = 'import time; time.sleep(60)'; "
+                'script = f\'import subprocess, sys, time; subprocess.Popen([sys.executable, "-c", {grandchild!r}]); '
+                "time.sleep(60)'; "
+                f"server = TritonProcess([sys.executable, '-c', script], {prefix!r}).start(); "
+                "print(server.pid, flush=True); time.sleep(60)"
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     server = None
     try:
         server = int(parent.stdout.readline())
@@ -465,8 +513,15 @@ class FakeGateway:
 
 def test_a_gateway_that_exited_is_started_again_when_healing_and_triton_is_left_alone():
     server, gateway, lines = FakeServer(), FakeGateway(), []
-    supervisor = Supervisor(server, heal=True, interval=0.001, check=lambda url: supervisor.stop() or HEALTHY,
-                            log=lines.append, gateway=gateway, tick=0.001)  # fmt: skip
+    supervisor = Supervisor(
+        server,
+        heal=True,
+        interval=0.001,
+        check=lambda url: supervisor.stop() or HEALTHY,
+        log=lines.append,
+        gateway=gateway,
+        tick=0.001,
+    )
     assert supervisor.run() == 0
     assert gateway.events == ["start"] and server.events == []
     assert "supervisor: the gateway exited with code 78; starting it again" in lines
@@ -474,8 +529,9 @@ def test_a_gateway_that_exited_is_started_again_when_healing_and_triton_is_left_
 
 def test_a_gateway_that_exited_ends_the_container_with_its_server_when_not_healing():
     server, gateway, lines = FakeServer(), FakeGateway(), []
-    supervisor = Supervisor(server, heal=False, interval=0.001, check=lambda url: HEALTHY, log=lines.append,
-                            gateway=gateway, tick=0.001)  # fmt: skip
+    supervisor = Supervisor(
+        server, heal=False, interval=0.001, check=lambda url: HEALTHY, log=lines.append, gateway=gateway, tick=0.001
+    )
     assert supervisor.run() == 1
     assert server.events == ["kill"] and gateway.events == ["kill"]
     assert lines[0] == "supervisor: the gateway exited with code 78"

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from plates.detection import DetectorSettings, merge, postprocess
+from plates.detection.detector import DetectorSettings, merge, postprocess
 
 # car.jpg's plate, as the served detector boxes it.
 CAR_PLATE = (94.6, 330.4, 132.5, 343.4)
@@ -71,8 +71,8 @@ def iou(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def test_a_close_up_is_found_at_608_and_the_second_look_boxes_it_once_in_the_photos_pixels(samples):
-    from plates.detection import PlateDetector
-    from plates.export import DEFAULT_REPOSITORY
+    from plates.build.paths import DEFAULT_REPOSITORY
+    from plates.detection.detector import PlateDetector
 
     window, truth = car_close_up(samples)
     onnx = DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx"
@@ -112,8 +112,8 @@ def test_detector_runs_where_ultralytics_runs_dir_is_not_writable(tmp_path, samp
     settings_file.write_text(json.dumps({**settings, "runs_dir": str(blocked / "runs")}))
     script = f"""
 import cv2
-from plates.detection import PlateDetector
-from plates.weights import find_weights
+from plates.detection.detector import PlateDetector
+from plates.build.weights import find_weights
 detector = PlateDetector(find_weights("plate_detector.pt"))
 print(len(detector.detect(cv2.imread({str(samples / "car.jpg")!r}))))
 """
@@ -133,10 +133,10 @@ def both_formats(tmp_path_factory, samples):
     from ultralytics.nn import autobackend
     from ultralytics.utils.checks import check_requirements
 
-    from plates.detection import PlateDetector
-    from plates.evaluation import load_yolo
-    from plates.export import export_detector
-    from plates.weights import find_weights
+    from plates.build.repository import export_detector
+    from plates.build.weights import find_weights
+    from plates.detection.detector import PlateDetector
+    from plates.evaluation.manifests import load_yolo
 
     unmet = []
 
@@ -159,7 +159,7 @@ def both_formats(tmp_path_factory, samples):
 
 
 def test_onnx_export_finds_the_boxes_pytorch_finds(both_formats):
-    from plates.detection import same_boxes
+    from plates.evaluation.scoring import same_boxes
 
     photos, found, _ = both_formats
     assert sum(map(len, found["torch"])) >= len(photos)  # the comparison is over plates, not over empty photos
@@ -173,7 +173,8 @@ def test_onnx_export_and_runtime_need_nothing_installed_at_run_time(both_formats
 
 
 def test_same_boxes_matches_one_to_one_at_the_threshold():
-    from plates.detection import Detections, same_boxes
+    from plates.detection.detector import Detections
+    from plates.evaluation.scoring import same_boxes
 
     reference = Detections(np.array([[0, 0, 10, 10], [20, 0, 30, 10]], np.float32), np.array([0.9, 0.8], np.float32))
     shifted = Detections(np.array([[0, 0, 10, 11], [25, 0, 35, 10]], np.float32), np.array([0.9, 0.8], np.float32))
@@ -182,7 +183,7 @@ def test_same_boxes_matches_one_to_one_at_the_threshold():
 
 
 def test_detector_format_names_the_runtimes_the_build_makes():
-    from plates.detection import detector_format
+    from plates.detection.detector import detector_format
 
     assert [detector_format(name) for name in ("openvino", "onnx", "torch")] == ["openvino", "onnx", "torch"]
     with pytest.raises(ValueError, match="must be one of openvino, onnx, torch"):
@@ -190,8 +191,8 @@ def test_detector_format_names_the_runtimes_the_build_makes():
 
 
 def test_the_onnx_detector_runs_on_the_threads_asked_which_sleep_when_idle():
-    from plates.detection import PlateDetector
-    from plates.export import DEFAULT_REPOSITORY
+    from plates.build.paths import DEFAULT_REPOSITORY
+    from plates.detection.detector import PlateDetector
 
     detector = PlateDetector(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx", threads=1)
     options = detector.network.session.session.get_session_options()
@@ -204,15 +205,18 @@ def onnx_and_openvino(samples):
     """ONNX Runtime's boxes and OpenVINO's, f32 and bf16, on car.jpg and the first 10 val photos."""
     import cv2
 
-    from plates.detection import PlateDetector
-    from plates.evaluation import load_yolo
-    from plates.export import DEFAULT_REPOSITORY
+    from plates.build.paths import DEFAULT_REPOSITORY
+    from plates.detection.detector import PlateDetector
+    from plates.evaluation.manifests import load_yolo
 
     onnx = DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx"
     photos = [samples / "car.jpg", *(p.image for p in load_yolo(samples.parent / "detect")[:10])]
     images = [cv2.imread(str(photo)) for photo in photos]
-    detectors = {"onnx": PlateDetector(onnx), "f32": PlateDetector(onnx, runtime="openvino"),
-                 "bf16": PlateDetector(onnx, runtime="openvino", precision="bf16")}
+    detectors = {
+        "onnx": PlateDetector(onnx),
+        "f32": PlateDetector(onnx, runtime="openvino"),
+        "bf16": PlateDetector(onnx, runtime="openvino", precision="bf16"),
+    }
     return photos, {name: [detector.detect(image) for image in images] for name, detector in detectors.items()}
 
 
@@ -226,7 +230,7 @@ def test_openvino_in_f32_finds_onnx_runtimes_boxes_and_scores(onnx_and_openvino)
 
 
 def test_openvino_in_bf16_finds_the_same_plates(onnx_and_openvino):
-    from plates.detection import same_boxes
+    from plates.evaluation.scoring import same_boxes
 
     photos, found = onnx_and_openvino
     for photo, reference, bf16 in zip(photos, found["onnx"], found["bf16"]):
@@ -235,15 +239,21 @@ def test_openvino_in_bf16_finds_the_same_plates(onnx_and_openvino):
 
 
 def test_the_openvino_detector_runs_at_the_precision_and_on_the_threads_asked():
-    from plates.detection import PlateDetector
-    from plates.export import DEFAULT_REPOSITORY
+    from plates.build.paths import DEFAULT_REPOSITORY
+    from plates.detection.detector import PlateDetector
 
     onnx = DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx"
     flags = set(Path("/proc/cpuinfo").read_text().split())
     # bf16 as asked where the CPU has bfloat16 instructions; without AVX-512 OpenVINO has no bf16 kernels and runs
     # f32 (an AMD EPYC with AVX2 alone does); on AVX-512 without them it may emulate bf16, so either stands there.
-    ran_as = {"f32": {"f32"}, "bf16": {"bf16"} if flags & {"avx512_bf16", "amx_bf16"} else
-              {"f32"} if "avx512f" not in flags else {"f32", "bf16"}}
+    ran_as = {
+        "f32": {"f32"},
+        "bf16": {"bf16"}
+        if flags & {"avx512_bf16", "amx_bf16"}
+        else {"f32"}
+        if "avx512f" not in flags
+        else {"f32", "bf16"},
+    }
     for precision, expected in ran_as.items():
         detector = PlateDetector(onnx, threads=1, runtime="openvino", precision=precision)
         compiled = detector.network.session.compiled
@@ -255,9 +265,10 @@ def test_the_openvino_detector_runs_at_the_precision_and_on_the_threads_asked():
 
 
 def test_openvino_compiles_a_shape_of_its_own_on_its_third_photo_for_a_few_shapes_and_runs_the_rest_on_any_shape(
-        monkeypatch):
-    from plates import openvino_session
-    from plates.export import DEFAULT_REPOSITORY
+    monkeypatch,
+):
+    from plates.build.paths import DEFAULT_REPOSITORY
+    from plates.detection import openvino_session
 
     monkeypatch.setattr(openvino_session, "FIXED_SHAPES", 2)
     session = openvino_session.OpenVINOSession(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx", threads=1)
@@ -281,8 +292,8 @@ def test_a_shape_is_compiled_off_the_request_path_and_its_photos_run_meanwhile(m
     # model for any shape: no request waits for a compile (a second in INT8).
     import threading
 
-    from plates import openvino_session
-    from plates.export import DEFAULT_REPOSITORY
+    from plates.build.paths import DEFAULT_REPOSITORY
+    from plates.detection import openvino_session
 
     session = openvino_session.OpenVINOSession(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx", threads=1)
     compile_shape, release = session._compile, threading.Event()
@@ -294,25 +305,27 @@ def test_a_shape_is_compiled_off_the_request_path_and_its_photos_run_meanwhile(m
     release.set()
     session.wait_compiled()
     assert list(session.fixed) == [pixels.shape] and session._compiling == {}
-    np.testing.assert_allclose(session.infer(pixels), session.compiled.create_infer_request().infer([pixels])[0],
-                               atol=1e-3)
+    np.testing.assert_allclose(
+        session.infer(pixels), session.compiled.create_infer_request().infer([pixels])[0], atol=1e-3
+    )
 
 
 def test_auto_runs_the_detector_in_bf16_where_the_cpu_has_bfloat16_instructions_and_in_f32_elsewhere():
-    from plates.detection import PlateDetector
-    from plates.export import DEFAULT_REPOSITORY
+    from plates.build.paths import DEFAULT_REPOSITORY
+    from plates.detection.detector import PlateDetector
 
     flags = set(Path("/proc/cpuinfo").read_text().split())
     native = bool(flags & {"avx512_bf16", "amx_bf16"})
-    detector = PlateDetector(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx", runtime="openvino",
-                             precision="auto")
+    detector = PlateDetector(
+        DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx", runtime="openvino", precision="auto"
+    )
     assert detector.precision == ("bf16" if native else "f32")
     assert PlateDetector(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx").precision == "f32"
 
 
 def test_openvino_runs_the_detector_without_its_telemetry():
-    # OpenVINO's package sends usage data when imported unless the user opted out (plates.openvino_session). A fresh
-    # process, in which any use of the telemetry client is recorded; where it is kept from being imported, the
+    # OpenVINO's package sends usage data when imported unless the user opted out (plates.detection.openvino_session). A
+    # fresh process, in which any use of the telemetry client is recorded; where it is kept from being imported, the
     # client that is recorded is never used.
     script = """
 import numpy as np
@@ -321,8 +334,8 @@ import sys
 used = []
 openvino_telemetry.Telemetry.__init__ = lambda self, *args, **kwargs: used.append(args or kwargs)
 del sys.modules["openvino_telemetry"]
-from plates.detection import PlateDetector
-from plates.export import DEFAULT_REPOSITORY
+from plates.detection.detector import PlateDetector
+from plates.build.paths import DEFAULT_REPOSITORY
 detector = PlateDetector(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx", runtime="openvino")
 detector.detect(np.zeros((64, 64, 3), np.uint8))
 print("telemetry used:", used)
@@ -332,12 +345,13 @@ print("telemetry used:", used)
 
 
 def test_a_process_that_ran_openvino_detectors_survives_ctrl_c(ctrl_c_raises):
-    # Two OpenVINO Cores, once freed, left the process to crash on its next SIGINT (plates.openvino_session._core).
+    # Two OpenVINO Cores, once freed, left the process to crash on its next SIGINT
+    # (plates.detection.openvino_session._core).
     script = """
 import gc, signal, threading
 import numpy as np
-from plates.export import DEFAULT_REPOSITORY
-from plates.openvino_session import OpenVINOSession
+from plates.build.paths import DEFAULT_REPOSITORY
+from plates.detection.openvino_session import OpenVINOSession
 sessions = [OpenVINOSession(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx", threads=1) for _ in range(2)]
 for session in sessions:
     for _ in range(3):  # its third photo of a shape compiles a model for it

@@ -9,11 +9,12 @@ import numpy as np
 import onnx
 import pytest
 
-from plates.detection import DetectorSettings, PlateDetector, same_boxes
-from plates.export import export_detector
-from plates.onnx_detector import onnx_metadata
-from plates.quantization import calibration_photos, float_convolutions, letterboxed, quantize_detector
-from plates.weights import find_weights
+from plates.build.quantization import calibration_photos, float_convolutions, letterboxed, quantize_detector
+from plates.build.repository import export_detector
+from plates.build.weights import find_weights
+from plates.detection.detector import DetectorSettings, PlateDetector
+from plates.detection.onnx_detector import onnx_metadata
+from plates.evaluation.scoring import same_boxes
 
 
 def test_calibration_draws_the_same_photos_of_a_folder_every_time(tmp_path):
@@ -72,9 +73,12 @@ def test_the_first_convolution_and_the_box_branch_stay_float_and_the_rest_run_in
 def test_a_file_that_is_no_ultralytics_detector_is_refused(tmp_path):
     import onnx.helper as make
 
-    graph = make.make_graph([make.make_node("Relu", ["x"], ["y"])], "g",
-                            [make.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])],
-                            [make.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])])  # fmt: skip
+    graph = make.make_graph(
+        [make.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [make.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])],
+        [make.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])],
+    )
     onnx.save(make.make_model(graph), str(tmp_path / "relu.onnx"))
     with pytest.raises(ValueError, match="has no Detect head with one DFL convolution"):
         float_convolutions(tmp_path / "relu.onnx")
@@ -82,8 +86,10 @@ def test_a_file_that_is_no_ultralytics_detector_is_refused(tmp_path):
 
 def test_the_same_weights_and_photos_make_the_same_file_with_the_metadata_asked(tmp_path, samples, exported):
     # weights/plate_detector.int8.onnx's recorded SHA-256 is remade by anyone who runs convert/quantize_detector.py.
-    made = [quantize_detector(exported, [samples / "car.jpg"], 512, tmp_path / f"{i}.onnx", {"made_from": "abc"})
-            for i in range(2)]  # fmt: skip
+    made = [
+        quantize_detector(exported, [samples / "car.jpg"], 512, tmp_path / f"{i}.onnx", {"made_from": "abc"})
+        for i in range(2)
+    ]
     assert made[0].read_bytes() == made[1].read_bytes()
     metadata = onnx_metadata(made[0])
     assert metadata["made_from"] == "abc" and metadata["stride"] == "32" and "date" not in metadata
