@@ -7,12 +7,12 @@
 
 Each candidate is a detector's weights (a one-class or two-class Ultralytics checkpoint), the inference size it is
 served at, its runtime (`format`), its confidence threshold, OpenVINO's precision and the size of its second look
-(`second_look_imgsz`, 0: none; `/FILL` its `second_look_fill`) and the aspect under which a one-line box is read as
-two rows too (`two_line_aspect`, 0: never) (defaults: the config's). It gets a model repository
-of its own: model_repository/'s configs, STN and LPRNet (so build it first), its detector exported to ONNX as the
-build exports it. PRECISION `int8` serves that export quantized to INT8 as convert/quantize_detector.py quantizes
-the committed weights (plates.quantization, calibrated on 64 of `--calibration`'s training photos at the candidate's
-size). Every candidate's Triton server runs at once, and then:
+(`second_look_imgsz`, 0: none; `/FILL` its `second_look_fill`) and the aspect under which a one-line box is read as two
+rows too (`two_line_aspect`, 0: never) (defaults: the config's). It gets a model repository of its own:
+model_repository/'s configs, STN and LPRNet (so build it first), its detector exported to ONNX as the build exports it.
+PRECISION `int8` serves that export quantized to INT8 as convert/quantize_detector.py quantizes the committed weights
+(plates.build.quantization, calibrated on 64 of `--calibration`'s training photos at the candidate's size). Every
+candidate's Triton server runs at once, and then:
 - each manifest is scored as `plates eval --url` scores it (its summary line, and recall and reading of the plates
   found among those with a text), and again on its plates at least 40 px wide alone (SMALL_WIDTH: rendered two-line
   plates go down to 9 px, unreadable to anyone);
@@ -42,11 +42,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from plates.client import PlatesClient
-from plates.evaluation import SMALL_WIDTH, LabelledPhoto, Report, evaluate, format_summary, load_manifest
-from plates.detection import detector_format, inference_precision
-from plates.export import (
-    DEFAULT_REPOSITORY,
+from plates.build.paths import DEFAULT_REPOSITORY
+from plates.build.quantization import calibration_photos, quantize_detector
+from plates.build.repository import (
     export_detector,
     model_files,
     out_of_date,
@@ -54,15 +52,24 @@ from plates.export import (
     write_recognizer,
     write_two_line_recognizer,
 )
-from plates.quantization import calibration_photos, quantize_detector
+from plates.client.service import PlatesClient
+from plates.detection.detector import detector_format, inference_precision
+from plates.evaluation.manifests import LabelledPhoto, load_manifest
+from plates.evaluation.report import format_summary
+from plates.evaluation.scoring import SMALL_WIDTH, Report, evaluate
+from plates.inference.model_config import positive_int_list, read_config
 from plates.recognition.crops import two_line_layout
-from plates.serving.model_config import positive_int_list, read_config
-from plates.server.launcher import LocalServer, free_port
+from plates.server.candidates import copy_repository, serving
 from plates.training.trainer import load_checkpoint
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-MANIFESTS = [SHARED / "e2e.json", SHARED / "detect", SHARED / "val_texts.json", Path("runs/closeups/closeups.json"),
-             Path("runs/scenes/val_two_line.json")]  # fmt: skip
+MANIFESTS = [
+    SHARED / "e2e.json",
+    SHARED / "detect",
+    SHARED / "val_texts.json",
+    Path("runs/closeups/closeups.json"),
+    Path("runs/scenes/val_two_line.json"),
+]
 
 
 def candidate(text: str) -> tuple[str, Path, dict[str, str]]:
@@ -84,8 +91,15 @@ def candidate(text: str) -> tuple[str, Path, dict[str, str]]:
             inference_precision(precision)
     except ValueError as error:
         raise argparse.ArgumentTypeError(f"{text!r}: {error}") from error
-    settings = {"imgsz": imgsz, "format": format, "conf": conf, "precision": precision,
-                "second_look_imgsz": look_size, "second_look_fill": look_fill, "two_line_aspect": aspect}
+    settings = {
+        "imgsz": imgsz,
+        "format": format,
+        "conf": conf,
+        "precision": precision,
+        "second_look_imgsz": look_size,
+        "second_look_fill": look_fill,
+        "two_line_aspect": aspect,
+    }
     return name, Path(weights), {key: value.replace("+", " ") for key, value in settings.items() if value}
 
 
@@ -104,10 +118,16 @@ def running_server(text: str) -> tuple[str, str]:
     return name, url
 
 
-def build(weights: Path, settings: dict[str, str], repository: Path, calibration: list[Path],
-          recognizer: Path | None = None, rows: Path | None = None) -> None:
+def build(
+    weights: Path,
+    settings: dict[str, str],
+    repository: Path,
+    calibration: list[Path],
+    recognizer: Path | None = None,
+    rows: Path | None = None,
+) -> None:
     files = model_files(repository)
-    shutil.copytree(DEFAULT_REPOSITORY, repository, ignore=shutil.ignore_patterns(files.detector.name, "*.onnx"))
+    copy_repository(repository, leave_out=[files.detector.name, "*.onnx"])
     if recognizer:
         write_recognizer(repository, *load_checkpoint(recognizer), recognizer.parent.name)
     if rows:
@@ -131,8 +151,10 @@ def not_small(photo: LabelledPhoto) -> LabelledPhoto:
 
 def found_and_read(report: Report) -> str:
     found, reading, e2e = report.detection_recall, report.recognition, report.end_to_end
-    return (f"found {found.hits}/{found.total}; read right {reading.hits} of the {reading.total} found with a text; "
-            f"end to end {e2e.hits}/{e2e.total}")  # fmt: skip
+    return (
+        f"found {found.hits}/{found.total}; read right {reading.hits} of the {reading.total} found with a text; "
+        f"end to end {e2e.hits}/{e2e.total}"
+    )
 
 
 def timed(client: PlatesClient, data: bytes) -> float:
@@ -164,25 +186,59 @@ def print_times(what: str, times: dict[str, list[float]]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("candidates", nargs="*", type=candidate,
-                        help="NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION[:SECOND_LOOK[:TWO_LINE_ASPECT]]]]]]")
-    parser.add_argument("--manifests", nargs="+", default=[str(m) for m in MANIFESTS],
-                        help="plates eval manifests; latency on the first's photos")  # fmt: skip
+    parser.add_argument(
+        "candidates",
+        nargs="*",
+        type=candidate,
+        help="NAME=WEIGHTS[:IMGSZ[:FORMAT[:CONF[:PRECISION[:SECOND_LOOK[:TWO_LINE_ASPECT]]]]]]",
+    )
+    parser.add_argument(
+        "--manifests",
+        nargs="+",
+        default=[str(m) for m in MANIFESTS],
+        help="plates eval manifests; latency on the first's photos",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="timed passes")
     parser.add_argument("--no-plate", type=Path, default=SHARED / "samples" / "cat.jpeg")
-    parser.add_argument("--score-floors", nargs="+", type=float, default=[],
-                        help="also score each set keeping only the boxes the detector scored at least this: what a "
-                        "higher `conf` would find, from one pass (latency is timed at the candidates' own `conf`)")
-    parser.add_argument("--calibration", type=Path, default=Path("runs/scenes2/images/train"),
-                        help="training photos to calibrate INT8 on (64 of them)")
-    parser.add_argument("--recognizer", type=Path, help="every candidate reads with this checkpoint of "
-                        "convert/train_recognizer.py, not the built repository's STN and LPRNet")
-    parser.add_argument("--two-line-layout", type=two_line_layout,
-                        help="yolo's two_line_layout for every candidate: the layout --recognizer was trained on")
-    parser.add_argument("--rows", nargs="+", type=rows_checkpoint, default=[],
-                        help="NAME=CHECKPOINT: candidate NAME reads two-line plates' rows with this checkpoint")
-    parser.add_argument("--servers", nargs="+", type=running_server, default=[],
-                        help="NAME=HOST:PORT: a Triton server already running, measured as it is, before the candidates")
+    parser.add_argument(
+        "--score-floors",
+        nargs="+",
+        type=float,
+        default=[],
+        help="also score each set keeping only the boxes the detector scored at least this: what a "
+        "higher `conf` would find, from one pass (latency is timed at the candidates' own `conf`)",
+    )
+    parser.add_argument(
+        "--calibration",
+        type=Path,
+        default=Path("runs/scenes2/images/train"),
+        help="training photos to calibrate INT8 on (64 of them)",
+    )
+    parser.add_argument(
+        "--recognizer",
+        type=Path,
+        help="every candidate reads with this checkpoint of "
+        "convert/train_recognizer.py, not the built repository's STN and LPRNet",
+    )
+    parser.add_argument(
+        "--two-line-layout",
+        type=two_line_layout,
+        help="yolo's two_line_layout for every candidate: the layout --recognizer was trained on",
+    )
+    parser.add_argument(
+        "--rows",
+        nargs="+",
+        type=rows_checkpoint,
+        default=[],
+        help="NAME=CHECKPOINT: candidate NAME reads two-line plates' rows with this checkpoint",
+    )
+    parser.add_argument(
+        "--servers",
+        nargs="+",
+        type=running_server,
+        default=[],
+        help="NAME=HOST:PORT: a Triton server already running, measured as it is, before the candidates",
+    )
     args = parser.parse_args(argv)
     if not args.candidates and not args.servers:
         parser.error("name a candidate or a --servers server")
@@ -191,8 +247,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--rows names no candidate: {', '.join(sorted(unknown))}")
     why = out_of_date(DEFAULT_REPOSITORY)
     if why:
-        parser.error(f"{DEFAULT_REPOSITORY} is not built as the weights are now ({why}): python "
-                     "convert/build_model_repository.py")
+        parser.error(
+            f"{DEFAULT_REPOSITORY} is not built as the weights are now ({why}): python "
+            "convert/build_model_repository.py"
+        )
     frame = cv2.resize(cv2.imread(str(args.no_plate)), (1920, 1080))
     no_plate = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 90])[1].tobytes()
     with tempfile.TemporaryDirectory(prefix="plates-detectors-") as workdir, ExitStack() as stack:
@@ -202,10 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, weights, settings in args.candidates:
             repository = Path(workdir) / name
             build(weights, {**settings, **layout}, repository, calibration, args.recognizer, rows.get(name))
-            server = LocalServer(repository, http_port=free_port(), grpc_port=free_port(), metrics_port=free_port(),
-                                 log_file=Path(workdir) / f"{name}.log")  # fmt: skip
-            server.start(timeout=300)
-            stack.callback(server.stop)
+            server = stack.enter_context(serving(repository, Path(workdir) / f"{name}.log"))
             clients[name] = stack.enter_context(PlatesClient(server.url))
         for manifest in args.manifests:
             photos = load_manifest(manifest)

@@ -3,15 +3,15 @@
     poetry run python benchmarks/compare_recognizers.py MANIFEST ... [--recognizers pretrained plates NAME=CHECKPOINT]
     poetry run python benchmarks/compare_recognizers.py ../shared/data/e2e.json ../shared/data/val_texts.json
 
-A recognizer is one of the weight sets the build knows (plates.export.RECOGNIZERS), or NAME=CHECKPOINT, a checkpoint
-of convert/train_recognizer.py (a candidate not yet in weights/). For each: a model repository of its own
-(model_repository/'s configs and detector, its STN and LPRNet traced into it), a Triton server on free ports, and
-then, on each manifest's photos:
+A recognizer is one of the weight sets the build knows (plates.build.repository.RECOGNIZERS), or NAME=CHECKPOINT, a
+checkpoint of convert/train_recognizer.py (a candidate not yet in weights/). For each: a model repository of its own
+(model_repository/'s configs and detector, its STN and LPRNet traced into it), a Triton server on free ports, and then,
+on each manifest's photos:
 - what `plates eval` reports: end to end, reading of found plates, and the phantom texts (texts read on boxes that
   match no labelled plate; e2e.json labels one plate a photo, so real plates beside it count here too);
 - the crops lprnet reads per plate, from Triton's statistics photo by photo: each plate costs the first look's cuts,
   and each plate the first look does not settle costs the rest of its cuts;
-- where reading fails (plates.misreads): main field against region code, and the characters confused;
+- where reading fails (plates.evaluation.misreads): main field against region code, and the characters confused;
 and on the first manifest's photos:
 - per-stage milliseconds in one process, as `plates bench --in-process` measures them (mean over the photos);
 - p50 and p90 of the served latency over the photos, one at a time (`--rounds` passes after a warm-up pass).
@@ -20,7 +20,6 @@ and on the first manifest's photos:
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import tempfile
 import time
@@ -28,13 +27,15 @@ from pathlib import Path
 
 import numpy as np
 
-from plates.benchmark import model_statistics
-from plates.client import PlatesClient
-from plates.evaluation import evaluate, format_summary, load_manifest
-from plates.export import DEFAULT_REPOSITORY, RECOGNIZERS, build_model_repository, write_recognizer
-from plates.serving.in_process import STAGES, InProcessPipeline
-from plates.serving.model_config import float_list, nonnegative_int_list, read_config
-from plates.server.launcher import LocalServer, free_port
+from plates.build.repository import RECOGNIZERS, build_model_repository, write_recognizer
+from plates.client.service import PlatesClient
+from plates.evaluation.manifests import load_manifest
+from plates.evaluation.report import format_summary
+from plates.evaluation.scoring import evaluate
+from plates.evaluation.timing import model_statistics
+from plates.inference.in_process import STAGES, InProcessPipeline
+from plates.inference.model_config import float_list, nonnegative_int_list, read_config
+from plates.server.candidates import copy_repository, serving
 from plates.training.trainer import load_checkpoint
 
 
@@ -44,17 +45,21 @@ def lprnet_items(url: str) -> int:
 
 def cuts_per_plate(repository: Path) -> tuple[int, int]:
     """(cuts the first look reads, cuts yolo makes) per plate, from the configs."""
-    first = len(read_config(repository / "plate_recognition" / "config.pbtxt").parameter(
-        "first_look_cuts", nonnegative_int_list, default=[]))
+    first = len(
+        read_config(repository / "plate_recognition" / "config.pbtxt").parameter(
+            "first_look_cuts", nonnegative_int_list, default=[]
+        )
+    )
     yolo = read_config(repository / "yolo" / "config.pbtxt")
     every = len(yolo.parameter("crop_vertical_pads", float_list)) * len(
-        yolo.parameter("crop_horizontal_margins", float_list))
+        yolo.parameter("crop_horizontal_margins", float_list)
+    )
     return (first or every), every
 
 
 def build(name: str, repository: Path) -> None:
     """The repository for recognizer `name`: a weight set of RECOGNIZERS, or NAME=CHECKPOINT."""
-    shutil.copytree(DEFAULT_REPOSITORY, repository, ignore=shutil.ignore_patterns("*.pt", "*.onnx", "__pycache__"))
+    copy_repository(repository, leave_out=["*.pt", "*.onnx"])
     label, _, checkpoint = name.partition("=")
     build_model_repository(repository, recognizer=label if not checkpoint else "plates")
     if checkpoint:
@@ -91,20 +96,14 @@ def measure(name: str, manifests: list[str], rounds: int, workdir: Path) -> dict
     build(name, repository)
     first, every = cuts_per_plate(repository)
     files = [photo.image.read_bytes() for photo in load_manifest(manifests[0])]
-    server = LocalServer(repository, http_port=free_port(), grpc_port=free_port(), metrics_port=free_port(),
-                         log_file=workdir / f"{repository.name}.log")  # fmt: skip
-    server.start(timeout=300)
-    try:
-        with PlatesClient(server.url) as client:
-            results = {manifest: evaluate_manifest(client, server.url, manifest, first, every) for manifest in manifests}
-            latencies = []
-            for _ in range(rounds):
-                for data in files:
-                    start = time.perf_counter()
-                    client.recognize(data)
-                    latencies.append((time.perf_counter() - start) * 1000)
-    finally:
-        server.stop()
+    with serving(repository, workdir / f"{repository.name}.log") as server, PlatesClient(server.url) as client:
+        results = {manifest: evaluate_manifest(client, server.url, manifest, first, every) for manifest in manifests}
+        latencies = []
+        for _ in range(rounds):
+            for data in files:
+                start = time.perf_counter()
+                client.recognize(data)
+                latencies.append((time.perf_counter() - start) * 1000)
     pipeline = InProcessPipeline(repository)
     stages = {stage: [] for stage in STAGES}
     for data in files:
@@ -141,15 +140,22 @@ def main(argv: list[str] | None = None) -> int:
         for manifest, m in r["manifests"].items():
             e2e, reading = m["end_to_end"], m["reading"]
             print(f"-- {manifest}\n{m['summary']}")
-            print(f"end to end {e2e.value:.3f} ({e2e.hits}/{e2e.total}), reading of found plates "
-                  f"{reading.value:.3f} ({reading.hits}/{reading.total})")
+            print(
+                f"end to end {e2e.value:.3f} ({e2e.hits}/{e2e.total}), reading of found plates "
+                f"{reading.value:.3f} ({reading.hits}/{reading.total})"
+            )
             print("\n".join(m["misreads"].format()))
             print(f"misread: {', '.join(f'{a} read {b or chr(34) * 2}' for a, b in m['misreads'].examples) or 'none'}")
             print(f"phantom texts ({len(m['phantoms'])}): {', '.join(m['phantoms']) or 'none'}")
-            print(f"lprnet read {m['crops']} crops for {m['plates']} plates ({m['crops'] / max(m['plates'], 1):.2f} a "
-                  f"plate); {m['first_look_only']:.1%} of plates read from the first look alone")
-        print("in process, ms: " + ", ".join(f"{s} {v:.1f}" for s, v in stages.items())
-              + f"; stn + lprnet + reading {recognizer_ms:.1f} = {recognizer_ms / stages['detector']:.2f} x the detector")
+            print(
+                f"lprnet read {m['crops']} crops for {m['plates']} plates ({m['crops'] / max(m['plates'], 1):.2f} a "
+                f"plate); {m['first_look_only']:.1%} of plates read from the first look alone"
+            )
+        print(
+            "in process, ms: "
+            + ", ".join(f"{s} {v:.1f}" for s, v in stages.items())
+            + f"; stn + lprnet + reading {recognizer_ms:.1f} = {recognizer_ms / stages['detector']:.2f} x the detector"
+        )
         print(f"served latency over the first manifest's photos: p50 {r['p50']:.1f} ms, p90 {r['p90']:.1f} ms")
     return 0
 

@@ -17,18 +17,15 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from unittest.mock import patch
 
-from plates.benchmark import run_requests, summarize
-from plates.client_threads import ThreadLocalClients
-from plates.export import DEFAULT_REPOSITORY
-from plates.retry import NO_RETRY, RetryPolicy
-from plates.server.launcher import LocalServer, free_port
-
+from plates.client.retry import NO_RETRY, RetryPolicy
+from plates.client.threads import ThreadLocalClients
+from plates.evaluation.timing import run_requests, summarize
+from plates.server.candidates import copy_repository, serving
 
 FIRST_LOOK_CUTS = r'(key: "first_look_cuts", value: \{ string_value: )"[\d ]+"'
 DYNAMIC_BATCHING = r"(?s)\ndynamic_batching \{.*?\n\}\n"
@@ -63,7 +60,7 @@ class Setting:
             "lprnet": torch,
             "yolo": [
                 (r'(key: "threads", value: \{ string_value: )"\d+"', rf'\1"{self.detector_threads}"'),
-                (r"count: \d+", f"count: {self.detectors}"),
+                (r"(instance_group \[ \{ count: )\d+", rf"\g<1>{self.detectors}"),
             ],
         }
 
@@ -83,13 +80,8 @@ SETTINGS = (
 
 
 def repository_with(setting: Setting, target: Path) -> Path:
-    """A copy of the model repository (its files linked) with the configs changed to `setting`."""
-    shutil.copytree(
-        DEFAULT_REPOSITORY,
-        target,
-        copy_function=lambda source, copy: Path(copy).symlink_to(Path(source).resolve()),
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
+    """A copy of the model repository with the configs changed to `setting`."""
+    copy_repository(target)
     for model, edits in setting.edits().items():
         config = target / model / "config.pbtxt"
         text = config.read_text()
@@ -97,7 +89,6 @@ def repository_with(setting: Setting, target: Path) -> Path:
             text, count = re.subn(pattern, replacement, text, count=1)
             if count != 1:
                 raise SystemExit(f"{model}: {pattern!r} is not in its config")
-        config.unlink()
         config.write_text(text)
     return target
 
@@ -122,12 +113,9 @@ def main() -> None:
         for round in range(1, args.rounds + 1):
             for setting, repository in repositories.items():
                 log = Path(scratch) / "triton.log"
-                server = LocalServer(repository, free_port(), free_port(), free_port(), log_file=log)
                 # The server inherits this process's environment, GOMP_SPINCOUNT=omp_spin where the setting names one.
                 spin = {} if setting.omp_spin is None else {"GOMP_SPINCOUNT": str(setting.omp_spin)}
-                with patch.dict(os.environ, spin):
-                    server.start()
-                try:
+                with patch.dict(os.environ, spin), serving(repository, log) as server:
                     with ThreadLocalClients(server.url, timeout=60, retry=NO_RETRY) as clients:
                         for _ in range(3):
                             clients.recognize(data)
@@ -144,8 +132,6 @@ def main() -> None:
                                 f"c={concurrency} p50 {latency.p50_ms:.0f} ms, "
                                 f"{latency.throughput:.1f} photos/s{refused}, {stalls} over {STALL_S} s"
                             )
-                finally:
-                    server.stop()
                 print(f"round {round}, {setting}: " + "; ".join(levels), flush=True)
 
 

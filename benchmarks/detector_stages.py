@@ -2,12 +2,12 @@
 
     python benchmarks/detector_stages.py car.jpg --repository REPOSITORY --device cuda:0 [--frame 1920x1080]
 
-The repository's yolo (format torch, plates.torch_detector) times, each the median of --runs after warm-up runs: the
-photo's decoding on the device (nvJPEG on a GPU) and its copy to the host; the whole detection as served; then its
-parts: Ultralytics' letterbox on the host, the letterboxed bytes to the device as float planes, the network's
+The repository's yolo (format torch, plates.detection.torch_detector) times, each the median of --runs after warm-up
+runs: the photo's decoding on the device (nvJPEG on a GPU) and its copy to the host; the whole detection as served; then
+its parts: Ultralytics' letterbox on the host, the letterboxed bytes to the device as float planes, the network's
 forward pass eagerly and replayed as one CUDA graph, and NMS with box scaling; and, beside them, Ultralytics' own
-predictor on the same weights (what served the detector before plates.torch_detector) with its own split, and the
-letterbox done on the device by torch. Figures only: compare them as ratios within one run (scripts/gpu-check.sh
+predictor on the same weights (what served the detector before plates.detection.torch_detector) with its own split, and
+the letterbox done on the device by torch. Figures only: compare them as ratios within one run (scripts/gpu-check.sh
 runs it; docs/gpu.md has its figures).
 """
 
@@ -17,19 +17,19 @@ import argparse
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import cv2
 import torch
 import torch.nn.functional as F
 from ultralytics import YOLO
 
-from plates.decoding import decode_image
-from plates.onnx_detector import letterbox
-from plates.serving.detector_model import DetectorModel
-from plates.serving.model_config import read_config
-from plates.torch_detector import TorchSession
+from plates.detection.onnx_detector import letterbox
+from plates.detection.torch_detector import TorchSession
+from plates.inference.detector_model import DetectorModel
+from plates.inference.model_config import read_config
+from plates.inference.photo_decoding import decode_image
 
 
 def median_ms(call: Callable[[], object], runs: int, device: torch.device) -> float:
@@ -92,46 +92,63 @@ def main() -> None:
         rows = {
             "decoding on the device": median_ms(lambda: decode_image(data, device), args.runs, device),
             "the photo to the host": median_ms(lambda: image.cpu(), args.runs, device),
-            f"detection as served (CUDA graphs {detector.network.session.cuda_graphs})":
-                median_ms(lambda: model.detect(image), args.runs, device),
+            f"detection as served (CUDA graphs {detector.network.session.cuda_graphs})": median_ms(
+                lambda: model.detect(image), args.runs, device
+            ),
             "  letterbox on the host": median_ms(lambda: letterbox(host, imgsz, session.stride), args.runs, device),
             "  to the device as float planes": median_ms(lambda: session.planes(pixels), args.runs, device),
         }
         with torch.no_grad():
             rows["  forward pass, eager"] = median_ms(lambda: session.network(planes), args.runs, device)
             raw = session.network(planes)[0]
-            rows["  NMS and box scaling"] = median_ms(lambda: suppress(raw.clone(), pixels, host, conf, settings),
-                                                      args.runs, device)  # fmt: skip
+            rows["  NMS and box scaling"] = median_ms(
+                lambda: suppress(raw.clone(), pixels, host, conf, settings), args.runs, device
+            )
             if device.type == "cuda":
                 graphed = TorchSession(yolo / "1" / "plate_detector.pt", device, cuda_graphs=True)
                 graphed.infer(pixels)
                 graph = next(iter(graphed.graphs.values()))
                 rows["  forward pass, one CUDA graph"] = median_ms(graph.graph.replay, args.runs, device)
             rows["letterbox on the device (torch), instead"] = median_ms(
-                lambda: letterbox_on_device(image, tuple(planes.shape[2:])), args.runs, device)
+                lambda: letterbox_on_device(image, tuple(planes.shape[2:])), args.runs, device
+            )
         predictor = YOLO(str(yolo / "1" / "plate_detector.pt"), task="detect")
         with tempfile.TemporaryDirectory() as scratch:
+
             def predict():
-                return predictor.predict(host, imgsz=imgsz, conf=conf, iou=settings.iou, agnostic_nms=True,
-                                         max_det=settings.max_det, device=str(device), verbose=False,
-                                         project=scratch, name="predict", exist_ok=True)[0]  # fmt: skip
+                return predictor.predict(
+                    host,
+                    imgsz=imgsz,
+                    conf=conf,
+                    iou=settings.iou,
+                    agnostic_nms=True,
+                    max_det=settings.max_det,
+                    device=str(device),
+                    verbose=False,
+                    project=scratch,
+                    name="predict",
+                    exist_ok=True,
+                )[0]
 
             rows["Ultralytics' predictor, instead"] = median_ms(predict, args.runs, device)
             speeds = [predict().speed for _ in range(args.runs)]
         for stage in ("preprocess", "inference", "postprocess"):
             rows[f"  its {stage}"] = statistics.median(speed[stage] for speed in speeds)
-        print(f"{name} ({image.shape[1]}x{image.shape[0]}, letterboxed to {tuple(planes.shape[2:])}) on {device}, "
-              f"median of {args.runs} in ms:")  # fmt: skip
+        print(
+            f"{name} ({image.shape[1]}x{image.shape[0]}, letterboxed to {tuple(planes.shape[2:])}) on {device}, "
+            f"median of {args.runs} in ms:"
+        )
         for stage, ms in rows.items():
             print(f"  {stage:<52} {ms:7.2f}")
 
 
 def suppress(raw: torch.Tensor, pixels, host, conf: float, settings) -> torch.Tensor:
-    """What plates.onnx_detector.look does after the network: NMS, then boxes scaled to the photo."""
+    """What plates.detection.onnx_detector.look does after the network: NMS, then boxes scaled to the photo."""
     from ultralytics.utils import nms, ops
 
     (found,) = nms.non_max_suppression(raw, conf, settings.iou, agnostic=True, max_det=settings.max_det)
     return ops.scale_boxes(pixels.shape[1:3], found[:, :4], host.shape[:2]).cpu()
+
 
 if __name__ == "__main__":
     main()

@@ -28,14 +28,14 @@ sys.path.insert(0, str(ROOT / "tests"))
 from baseline import baseline_python  # noqa: E402
 from conftest import SAMPLES  # noqa: E402
 
-from plates.client import PlatesClient  # noqa: E402
-from plates.retry import NO_RETRY  # noqa: E402
+from plates.client.retry import NO_RETRY  # noqa: E402
+from plates.client.service import PlatesClient  # noqa: E402
 from plates.server.launcher import free_port  # noqa: E402
 
 # Run by the tree's own python: its launcher, its model repository (built on the first run), its flags.
 BARE_SERVER = """
 import signal, sys
-from plates.export import is_built, rebuild
+from plates.build.repository import is_built, rebuild
 from plates.server.launcher import LocalServer
 if not is_built():
     rebuild()
@@ -53,8 +53,9 @@ WARMUP = 3
 def first_and_steady(tree: Path, python: str, photo: bytes, requests: int) -> tuple[float, float, float]:
     """A bare server of `tree` started: seconds to ready, the first request's ms and the steady p50's."""
     ports = [free_port() for _ in range(3)]
-    server = subprocess.Popen([python, "-c", BARE_SERVER, *map(str, ports)], cwd=tree, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)  # fmt: skip
+    server = subprocess.Popen(
+        [python, "-c", BARE_SERVER, *map(str, ports)], cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     started = time.monotonic()
     try:
         with PlatesClient(f"localhost:{ports[0]}", timeout=60, retry=NO_RETRY) as client:
@@ -105,14 +106,19 @@ def main(argv: list[str] | None = None) -> int:
         for name, (tree, python) in trees.items():
             ready_s, first_ms, p50_ms = first_and_steady(tree, python, photo, args.requests)
             runs[name].append((first_ms, p50_ms))
-            print(f"round {round} {name:8}: ready in {ready_s:5.1f} s; car.jpg first request {first_ms:6.1f} ms, "
-                  f"steady p50 {p50_ms:6.1f} ms ({first_ms / p50_ms:.2f} times)", flush=True)  # fmt: skip
+            print(
+                f"round {round} {name:8}: ready in {ready_s:5.1f} s; car.jpg first request {first_ms:6.1f} ms, "
+                f"steady p50 {p50_ms:6.1f} ms ({first_ms / p50_ms:.2f} times)",
+                flush=True,
+            )
     print(f"load average {' '.join(f'{v:.1f}' for v in os.getloadavg())}")
     for name, pairs in runs.items():
         ratios = [first / p50 for first, p50 in pairs]
         first, p50 = (statistics.median(values) for values in zip(*pairs))
-        print(f"{name:8}: first / p50 {min(ratios):.2f} to {max(ratios):.2f}, median {statistics.median(ratios):.2f}; "
-              f"median first {first:.1f} ms against median p50 {p50:.1f} ms ({first / p50:.2f} times)")  # fmt: skip
+        print(
+            f"{name:8}: first / p50 {min(ratios):.2f} to {max(ratios):.2f}, median {statistics.median(ratios):.2f}; "
+            f"median first {first:.1f} ms against median p50 {p50:.1f} ms ({first / p50:.2f} times)"
+        )
     return 0
 
 

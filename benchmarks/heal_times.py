@@ -46,10 +46,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 from baseline import baseline_python  # noqa: E402
 from conftest import SAMPLES, CarLoad  # noqa: E402
 
-from plates.readiness import wait_for_server  # noqa: E402
-from plates.server.health import deep_check  # noqa: E402
+from plates.client.health import deep_check  # noqa: E402
+from plates.client.readiness import wait_for_server  # noqa: E402
+from plates.inference.stubs import stubs  # noqa: E402
 from plates.server.launcher import free_port  # noqa: E402
-from plates.server.processes import server_processes, stubs  # noqa: E402
+from plates.server.process_memory import server_processes  # noqa: E402
 
 MODELS = ("yolo", "stn", "lprnet", "plate_recognition")
 KINDS = ("grpc", "http", "gateway")
@@ -69,11 +70,15 @@ class Serve:
         self.ports = {name: free_port() for name in ("http", "grpc", "metrics", "gateway")}
         flags = [f"--{name}-port={port}" for name, port in self.ports.items()]
         with log.open("w") as output:
-            self.process = subprocess.Popen([python, "-m", "plates.cli.main", "serve", *flags], cwd=tree,
-                                            stdout=output, stderr=subprocess.STDOUT)  # fmt: skip
+            self.process = subprocess.Popen(
+                [python, "-m", "plates.cli.main", "serve", *flags], cwd=tree, stdout=output, stderr=subprocess.STDOUT
+            )
         self.url = f"localhost:{self.ports['http']}"
-        self.at = {"http": self.url, "grpc": f"127.0.0.1:{self.ports['grpc']}",
-                   "gateway": f"127.0.0.1:{self.ports['gateway']}"}  # fmt: skip
+        self.at = {
+            "http": self.url,
+            "grpc": f"127.0.0.1:{self.ports['grpc']}",
+            "gateway": f"127.0.0.1:{self.ports['gateway']}",
+        }
 
     def wait_healthy(self, timeout: float) -> None:
         """Until Triton says ready and its supervisor's verdict is healthy (after a start, a reload or a restart)."""
@@ -141,8 +146,10 @@ class Container:
         matching itself); when (time.monotonic()), from the container's clock, the host's: the engine's `exec` takes
         a while to start."""
         pattern = f"/{model[:-1]}[{model[-1]}]/1/model\\."
-        script = (f'for p in /proc/[0-9]*; do if tr "\\0" " " < "$p/cmdline" 2>/dev/null | grep -q "{pattern}"; '
-                  'then kill -9 "${p#/proc/}"; date +%s.%N; fi; done')  # fmt: skip
+        script = (
+            f'for p in /proc/[0-9]*; do if tr "\\0" " " < "$p/cmdline" 2>/dev/null | grep -q "{pattern}"; '
+            'then kill -9 "${p#/proc/}"; date +%s.%N; fi; done'
+        )
         [killed] = self.run("exec", self.container, "sh", "-c", script).split()
         return float(killed) - (time.time() - time.monotonic())
 
@@ -150,8 +157,9 @@ class Container:
         pass  # the script that started it removes it
 
 
-def kill_and_time(serve: Serve | Container, model: str, kind: str, mode: str, photo: bytes,
-                  within: float) -> tuple[float | None, str]:  # fmt: skip
+def kill_and_time(
+    serve: Serve | Container, model: str, kind: str, mode: str, photo: bytes, within: float
+) -> tuple[float | None, str]:
     """Kill `model`'s stub under `mode`'s clients of `kind`: seconds to their first right answer (None past
     `within`), and a line on what happened."""
     serve.wait_healthy(600)

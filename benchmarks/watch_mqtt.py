@@ -1,10 +1,10 @@
 """plates watch --mqtt against a real mosquitto: the figures of docs/watch.md.
 
 1. Two cameras, live: two streams of the test video (tests/integration/videos.py, the car passing 3 times, then
-   6 s of its last frame), each served in real time by ffmpeg over HTTP, watched by one `plates watch --config` at 5 fps with B840CK197 on the
-   watchlist. Prints each camera's events as printed and as the broker got them, and each alert's latency: from
-   the wall time its plate's last frame was read (`last_seen_at`) to the subscriber's receipt; a track ends
-   `lost_after` (1 s) after its last frame, so that second is part of it.
+   6 s of its last frame), each served in real time by ffmpeg over HTTP, watched by one `plates watch --config` at
+   5 fps with B840CK197 on the watchlist. Prints each camera's events as printed and as the broker got them, and each
+   alert's latency: from the wall time its plate's last frame was read (`last_seen_at`) to the subscriber's receipt;
+   a track ends `lost_after` (1 s) after its last frame, so that second is part of it.
 2. The broker away: the same site on the video files, mosquitto killed (-9) once the first event is on it and
    started again `--down` seconds later. Prints what plates watch held and delivered after, and what the broker's
    subscriber missed.
@@ -40,7 +40,8 @@ sys.path.insert(0, str(ROOT / "tests" / "integration"))
 from mosquitto import Listener, Mosquitto  # noqa: E402
 from videos import write_plate_video  # noqa: E402
 
-from plates.export import DEFAULT_REPOSITORY, build_model_repository, is_built  # noqa: E402
+from plates.build.paths import DEFAULT_REPOSITORY  # noqa: E402
+from plates.build.repository import build_model_repository, is_built  # noqa: E402
 from plates.server.launcher import LocalServer, free_port  # noqa: E402
 
 SAMPLES = ROOT.parent / "shared" / "data" / "samples"
@@ -57,10 +58,23 @@ def site_file(folder: Path, sources: list[str]) -> Path:
 
 def watch(site: Path, url: str, broker: Mosquitto) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "plates.cli.main", "watch", "--config", str(site), "--url", url,
-         "--mqtt", f"mqtt://127.0.0.1:{broker.port}"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "plates.cli.main",
+            "watch",
+            "--config",
+            str(site),
+            "--url",
+            url,
+            "--mqtt",
+            f"mqtt://127.0.0.1:{broker.port}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
 
 
 def unique(payloads: list[str]) -> list[dict]:
@@ -84,12 +98,31 @@ def live_cameras(url: str, video: Path, folder: Path) -> None:
     streams, servers = [], []
     for _ in CAMERAS:
         streams.append(f"http://127.0.0.1:{free_port()}/live.ts")
-        servers.append(subprocess.Popen(
-            # 6 s of the last frame (the cat) after the video, so that the last pass's track ends as the others do.
-            [imageio_ffmpeg.get_ffmpeg_exe(), "-nostdin", "-loglevel", "quiet", "-re", "-i", str(video),
-             "-vf", "tpad=stop_mode=clone:stop_duration=6", "-c:v", "mpeg2video", "-q:v", "2", "-f", "mpegts",
-             "-listen", "1", streams[-1]],
-        ))  # fmt: skip
+        servers.append(
+            subprocess.Popen(
+                # 6 s of the last frame (the cat) after the video, so that the last pass's track ends as the others do.
+                [
+                    imageio_ffmpeg.get_ffmpeg_exe(),
+                    "-nostdin",
+                    "-loglevel",
+                    "quiet",
+                    "-re",
+                    "-i",
+                    str(video),
+                    "-vf",
+                    "tpad=stop_mode=clone:stop_duration=6",
+                    "-c:v",
+                    "mpeg2video",
+                    "-q:v",
+                    "2",
+                    "-f",
+                    "mpegts",
+                    "-listen",
+                    "1",
+                    streams[-1],
+                ],
+            )
+        )
     process = watch(site_file(folder / "live", streams), url, broker)
     lines: list[tuple[float, str]] = []  # (when plates watch printed it, the event's line)
     reader = threading.Thread(target=lambda: lines.extend((time.time(), line) for line in process.stdout))
@@ -109,21 +142,30 @@ def live_cameras(url: str, video: Path, folder: Path) -> None:
             events = unique(listener.on(f"plates/{camera}/event"))
             alerts = unique(listener.on(f"plates/{camera}/alert"))
             mine = [e for e in printed if e["camera_id"] == camera]
-            print(f"   {camera}: {len(mine)} events printed, {len(events)} on the broker "
-                  f"({sum(e in events for e in mine)} of the printed), {len(alerts)} alerts")  # fmt: skip
+            print(
+                f"   {camera}: {len(mine)} events printed, {len(events)} on the broker "
+                f"({sum(e in events for e in mine)} of the printed), {len(alerts)} alerts"
+            )
             with listener.lock:
-                received = {payload: at for topic, payload, _, at in reversed(listener.messages)
-                            if topic == f"plates/{camera}/alert"}  # fmt: skip
+                received = {
+                    payload: at
+                    for topic, payload, _, at in reversed(listener.messages)
+                    if topic == f"plates/{camera}/alert"
+                }
             for payload, at in received.items():
                 latencies.append(at - epoch(json.loads(payload)["last_seen_at"]))
                 hops.append(at - printed_at[json.dumps(json.loads(payload), sort_keys=True)])
                 print(f"      alert of track {json.loads(payload)['track']}: {latencies[-1]:.2f} s")
         if latencies:
-            print(f"   alert latency, last frame of the plate read -> broker's subscriber: median "
-                  f"{statistics.median(latencies):.2f} s, min {min(latencies):.2f} s, max {max(latencies):.2f} s "
-                  f"over {len(latencies)} alerts (the track's end included)")  # fmt: skip
-            print(f"   of which the event printed -> broker's subscriber: median "
-                  f"{1000 * statistics.median(hops):.1f} ms, max {1000 * max(hops):.1f} ms")  # fmt: skip
+            print(
+                f"   alert latency, last frame of the plate read -> broker's subscriber: median "
+                f"{statistics.median(latencies):.2f} s, min {min(latencies):.2f} s, max {max(latencies):.2f} s "
+                f"over {len(latencies)} alerts (the track's end included)"
+            )
+            print(
+                f"   of which the event printed -> broker's subscriber: median "
+                f"{1000 * statistics.median(hops):.1f} ms, max {1000 * max(hops):.1f} ms"
+            )
         print("   " + "\n   ".join(err.strip().splitlines()[-3:]))
         discovery(broker)
     finally:
@@ -145,9 +187,13 @@ def discovery(broker: Mosquitto) -> None:
             print(f"   {topic} = {payload!r} (retained: {retained})")
             continue
         component = topic.split("/")[1]
-        schema = {"$defs": SCHEMAS["$defs"], "type": "object", "required": SCHEMAS[component]["required"],
-                  "properties": {**SCHEMAS["$defs"]["common"], **SCHEMAS[component]["properties"]},
-                  "additionalProperties": False}  # fmt: skip
+        schema = {
+            "$defs": SCHEMAS["$defs"],
+            "type": "object",
+            "required": SCHEMAS[component]["required"],
+            "properties": {**SCHEMAS["$defs"]["common"], **SCHEMAS[component]["properties"]},
+            "additionalProperties": False,
+        }
         errors = [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(json.loads(payload))]
         print(f"   {topic} (retained: {retained}): {'valid' if not errors else errors}\n      {payload}")
     late.close()
@@ -195,8 +241,9 @@ def main() -> None:
     if not args.url:
         if not is_built(DEFAULT_REPOSITORY):
             build_model_repository(DEFAULT_REPOSITORY)
-        server = LocalServer(http_port=free_port(), grpc_port=free_port(), metrics_port=free_port(),
-                             log_file=folder / "tritonserver.log")  # fmt: skip
+        server = LocalServer(
+            http_port=free_port(), grpc_port=free_port(), metrics_port=free_port(), log_file=folder / "tritonserver.log"
+        )
         server.start(timeout=300)
     try:
         live_cameras(args.url or server.url, video, folder)

@@ -26,17 +26,19 @@ from pathlib import Path
 # The test video's writer, as docs/performance.md runs it.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "integration"))
 
-from plates.client_threads import ThreadLocalClients  # noqa: E402
-from plates.export import DEFAULT_REPOSITORY, build_model_repository, is_built  # noqa: E402
-from plates.photos import read_image  # noqa: E402
-from plates.retry import PATIENT  # noqa: E402
+from videos import write_plate_video  # noqa: E402
+
+from plates.build.paths import DEFAULT_REPOSITORY
+from plates.build.repository import build_model_repository, is_built  # noqa: E402
+from plates.client.retry import PATIENT  # noqa: E402
+from plates.client.threads import ThreadLocalClients  # noqa: E402
+from plates.photos.files import read_image  # noqa: E402
 from plates.server.launcher import LocalServer, free_port  # noqa: E402
 from plates.watch.events import Event  # noqa: E402
 from plates.watch.source import Frame, open_source  # noqa: E402
 from plates.watch.tracking import PlateTracker  # noqa: E402
 from plates.watch.watcher import Watcher  # noqa: E402
 from plates.watch.watchlist import WatchedPlate, Watchlist, plate_distance  # noqa: E402
-from videos import write_plate_video  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CLIP_FRAMES = 3
@@ -93,8 +95,10 @@ def main() -> None:
         if server:
             server.stop()
     watched = [WatchedPlate(item["text"], item["image"]) for item in labels]
-    print(f"{len(scored)} events ({len(labels)} photos of e2e.json as clips of {CLIP_FRAMES} frames, and the test "
-          f"video's 3 passes), watchlist of {len(watched)} plates")  # fmt: skip
+    print(
+        f"{len(scored)} events ({len(labels)} photos of e2e.json as clips of {CLIP_FRAMES} frames, and the test "
+        f"video's 3 passes), watchlist of {len(watched)} plates"
+    )
     print("distance  over        true alerts  false alerts (events, of these)")
     wrong: dict[tuple, str] = {}
     for distance in args.distances:
@@ -108,21 +112,28 @@ def main() -> None:
                 match = Watchlist([w for w in watched if w.plate != label], distance).match(texts)
                 if match is not None:
                     false += 1
-                    wrong.setdefault((event.source, event.track, match.plate), (
-                        f"{event.text} (candidate {match.text}) of {event.source} matched {match.plate} at "
-                        f"{match.distance:g}"
-                    ))  # fmt: skip
+                    wrong.setdefault(
+                        (event.source, event.track, match.plate),
+                        (
+                            f"{event.text} (candidate {match.text}) of {event.source} matched {match.plate} at "
+                            f"{match.distance:g}"
+                        ),
+                    )
             print(f"{distance:8g}  {over:10}  {len(alerted):5d} of {len(labels)}  {false:5d} of {len(scored)}")
     for line in wrong.values():
         print(f"  false alert: {line}")
     # How far each event is from the watched plates that are not its own: the margin a larger distance eats into.
     nearest = [
         min(plate_distance(text, entry.plate) for text in texts_of(event, "candidates") if text)
-        for event, label in scored if event.candidates
-        for entry in watched if entry.plate != label
-    ]  # fmt: skip
-    print(f"{len(nearest)} (event, another photo's watched plate) pairs; within distance "
-          + ", ".join(f"{d}: {sum(n <= d for n in nearest)}" for d in (1, 2, 2.5, 3, 4)))  # fmt: skip
+        for event, label in scored
+        if event.candidates
+        for entry in watched
+        if entry.plate != label
+    ]
+    print(
+        f"{len(nearest)} (event, another photo's watched plate) pairs; within distance "
+        + ", ".join(f"{d}: {sum(n <= d for n in nearest)}" for d in (1, 2, 2.5, 3, 4))
+    )
 
 
 def texts_of(event: Event, over: str) -> list[str | None]:
