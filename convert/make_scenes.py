@@ -29,8 +29,9 @@ from plates.build.paths import PROJECT_ROOT
 from plates.recognition.crops import CROP_HEIGHT, CROP_WIDTH, SERVED_VARIANTS, cut_crops, side_by_side
 from plates.training import synthetic
 from plates.training.by_eye import load_labels
+from plates.training.scene_photos import TWO_LINE, load_photos, split_photos
 from plates.training.scene_set import KINDS, Counts, counts_of, write_scene_set
-from plates.training.scenes import EXTRA_PLATES, TWO_LINE, load_photos, split_photos
+from plates.training.scenes import EXTRA_PLATES
 
 SHARED = PROJECT_ROOT.parent / "shared" / "data"
 LABELS = sorted((PROJECT_ROOT / "labels").glob("*.json"))
@@ -154,7 +155,8 @@ def closeups(args) -> int:
     to 60 % of (plates.training.scenes.closeup, the rule of the training close-ups, whose narrowest plate is 60 px),
     with every plate the window shows."""
     from plates.evaluation.manifests import load_manifest
-    from plates.training.scenes import Photo, ScenePlate, closeup
+    from plates.training.scene_photos import Photo, ScenePlate
+    from plates.training.scenes import closeup
 
     out = args.out
     out.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from plates.build.paths import PROJECT_ROOT
 from plates.training.by_eye import load_labels
-from plates.training.scenes import group_bucket, load_photos, photo_groups
+from plates.training.scene_photos import group_bucket, load_photos, photo_groups
 
 SHARED = PROJECT_ROOT.parent / "shared" / "data"
 

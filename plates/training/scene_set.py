@@ -31,18 +31,8 @@ import yaml
 from PIL import Image
 
 from plates.training.real_plates import RealPlate
-from plates.training.scenes import (
-    CLASS_NAMES,
-    EXTRA_PLATES,
-    TWO_LINE,
-    Photo,
-    Scene,
-    ScenePlate,
-    background,
-    closeup,
-    pasted_scene,
-    yolo_rows,
-)
+from plates.training.scene_photos import CLASS_NAMES, TWO_LINE, Photo, ScenePlate, yolo_rows
+from plates.training.scenes import EXTRA_PLATES, Scene, background, closeup, pasted_scene
 
 SPLITS = ("train", "val")
 KINDS = ("pasted", "closeup", "background")

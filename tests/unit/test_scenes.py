@@ -13,7 +13,7 @@ import yaml
 
 from plates.evaluation.manifests import load_json_manifest, load_yolo
 from plates.evaluation.scoring import iou
-from plates.training import scene_set, scenes, synthetic
+from plates.training import scene_photos, scene_set, scenes, synthetic
 from plates.training.by_eye import Label
 from plates.training.real_plates import look_hash, split_of
 
@@ -36,14 +36,14 @@ def _with_plate(image: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray
     return image
 
 
-def _photo(folder: Path, name: str, seed: int, boxes=((250, 250, 370, 280),), lines=1, text=None) -> scenes.Photo:
+def _photo(folder: Path, name: str, seed: int, boxes=((250, 250, 370, 280),), lines=1, text=None) -> scene_photos.Photo:
     image = _street(seed)
     for box in boxes:
         image = _with_plate(image, box)
     path = folder / name
     cv2.imwrite(str(path), image)
-    plates = tuple(scenes.ScenePlate(tuple(float(v) for v in box), lines, text) for box in boxes)
-    return scenes.Photo(path, plates, look_hash(path))
+    plates = tuple(scene_photos.ScenePlate(tuple(float(v) for v in box), lines, text) for box in boxes)
+    return scene_photos.Photo(path, plates, look_hash(path))
 
 
 # Photos and their split
@@ -73,7 +73,7 @@ def test_load_photos_leaves_out_held_out_photos_and_their_copies_and_reads_lines
         Label("rf/images/r1_jpg.rf.x.png", (256.0, 180.0, 384.0, 220.0), "read", "A001AA77", lines=2),
         Label("rf/images/r2_jpg.rf.y.png", (256.0, 180.0, 384.0, 220.0), "notplate"),
     ]
-    photos = scenes.load_photos(detect, rfplates, e2e, labels, tmp_path, log=lambda line: None)
+    photos = scene_photos.load_photos(detect, rfplates, e2e, labels, tmp_path, log=lambda line: None)
     by_name = {photo.path.name: photo for photo in photos}
     assert set(by_name) == {"a.png", "r1_jpg.rf.x.png", "r2_jpg.rf.y.png"}  # no held-out photo, no copy of one
     assert [(p.lines, p.text, p.cls) for p in by_name["r1_jpg.rf.x.png"].plates] == [(2, "A001AA77", 1)]
@@ -92,27 +92,27 @@ def test_photo_groups_join_one_photos_names_its_copies_and_its_cars(tmp_path):
         _photo(tmp_path, "alone.jpg", 7),
     ]
     cv2.imwrite(str(photos[5].path), cv2.imread(str(photos[4].path)))  # a copy under another name
-    photos[5] = scenes.Photo(photos[5].path, photos[5].plates, look_hash(photos[5].path))
-    groups = scenes.photo_groups(photos)
+    photos[5] = scene_photos.Photo(photos[5].path, photos[5].plates, look_hash(photos[5].path))
+    groups = scene_photos.photo_groups(photos)
     assert groups[0] == groups[1] and groups[2] == groups[3] and groups[4] == groups[5]
     assert len(set(groups)) == 4
 
 
 def test_split_photos_gives_whole_groups_to_one_split_the_same_every_time(tmp_path):
     photos = [_photo(tmp_path, f"p{i}_jpg.rf.{k}.jpg", i * 10 + k) for i in range(20) for k in range(2)]
-    first = scenes.split_photos(photos, 0.3)
+    first = scene_photos.split_photos(photos, 0.3)
     assert {p.path for p in first["train"]}.isdisjoint({p.path for p in first["val"]})
     assert len(first["train"]) + len(first["val"]) == len(photos) and first["val"] and first["train"]
     val_families = {p.path.name.split(".rf.")[0] for p in first["val"]}
     assert not val_families & {p.path.name.split(".rf.")[0] for p in first["train"]}
-    assert scenes.split_photos(photos, 0.3) == first
+    assert scene_photos.split_photos(photos, 0.3) == first
 
 
 def test_split_photos_keeps_the_recognizers_test_plates_out_of_train(tmp_path):
     texts = [f"A{n:03d}AA77" for n in range(200)]
     tested = next(text for text in texts if split_of(text) == "test")
     photos = [_photo(tmp_path, f"p{i}.jpg", i, text=text) for i, text in enumerate(texts)]
-    splits = scenes.split_photos(photos, 0.0)
+    splits = scene_photos.split_photos(photos, 0.0)
     assert [p.plates[0].text for p in splits["val"]] == [t for t in texts if split_of(t) == "test"]
     assert tested not in {p.plates[0].text for p in splits["train"]}
 
@@ -187,7 +187,7 @@ def test_a_rendered_plate_the_frame_cuts_is_boxed_as_far_as_it_shows_with_no_tex
 def test_pasted_scene_keeps_the_real_plates_it_does_not_cover(tmp_path):
     photo = _photo(tmp_path, "street.jpg", 0, lines=2, text="A001AA77")
     scene = scenes.pasted_scene(photo, np.random.default_rng(0), replace_share=0.0, extra_plates=0)
-    assert scene.plates == list(photo.plates) and scene.plates[0].cls == scenes.TWO_LINE
+    assert scene.plates == list(photo.plates) and scene.plates[0].cls == scene_photos.TWO_LINE
     assert np.array_equal(scene.image, cv2.imread(str(photo.path)))
 
 
@@ -239,8 +239,8 @@ def test_background_is_a_window_beside_a_plate_that_shows_no_plate(tmp_path):
 
 
 def test_yolo_rows_normalise_boxes_to_the_image_and_give_each_its_class():
-    plates = [scenes.ScenePlate((10, 20, 110, 40)), scenes.ScenePlate((200, 100, 260, 140), lines=2)]
-    assert scenes.yolo_rows(plates, 400, 200) == (
+    plates = [scene_photos.ScenePlate((10, 20, 110, 40)), scene_photos.ScenePlate((200, 100, 260, 140), lines=2)]
+    assert scene_photos.yolo_rows(plates, 400, 200) == (
         "0 0.150000 0.150000 0.250000 0.100000\n1 0.575000 0.600000 0.150000 0.200000\n"
     )
 
