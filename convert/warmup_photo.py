@@ -1,4 +1,4 @@
-"""Draw the photo the supervisor warms a fresh server with: plates/server/warmup_photo.jpg.
+"""Draw the photo the supervisor warms a fresh server with: plates/build/warmup_photo.jpg.
 
     python convert/warmup_photo.py
 

@@ -110,7 +110,7 @@ def warmup_files(repository: Path) -> list[Path]:
 
 
 def write_warmup_files(repository: Path) -> list[Path]:
-    """The warm-up photo (plates/server/warmup_photo.jpg) as the one BYTES element model_warmup reads from a file."""
+    """The warm-up photo (plates/build/warmup_photo.jpg) as the one BYTES element model_warmup reads from a file."""
     files = warmup_files(repository)
     for path in files:
         path.parent.mkdir(parents=True, exist_ok=True)
