@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import select
 import shutil
 import socket
 import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -30,12 +28,10 @@ from readings import CAR_PLATE, CAR_PLATE_LOWER
 from plates.client.gateway import GatewayClient
 from plates.client.readiness import normalize_url
 from plates.exceptions import PlatesError
-from plates.server.launcher import free_port
 from plates.server.process_memory import format_growth, memory, server_processes
 
-from .gateways import wait_until_ready
+from .gateways import KEY, running_gateway, wait_until_ready
 
-KEY = os.environ.get("PLATES_GATEWAY_KEY", "integration-gateway-key-5f1c0e")
 AUTH = {"Authorization": f"Token {KEY}"}
 PATH = "/v1/plate-reader/"
 HEADER_TIMEOUT, BODY_TIMEOUT = 2, 3
@@ -52,42 +48,19 @@ def gateway(request, triton_url, triton_grpc_url, tmp_path_factory) -> str:
         wait_until_ready(url)
         yield url
         return
-    port = free_port()
     log = Path(tmp_path_factory.mktemp("gateway")) / "gateway.log"
-    command = [
-        sys.executable,
-        "-m",
-        "plates.cli.main",
-        "gateway",
-        "--port",
-        str(port),
-        "--triton-grpc",
-        triton_grpc_url,
-        "--triton-http",
-        triton_url,
-        "--header-timeout",
-        str(HEADER_TIMEOUT),
-        "--body-timeout",
-        str(BODY_TIMEOUT),
-        "--health-interval",
-        "1",
-    ]
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            command, stdout=output, stderr=subprocess.STDOUT, env={**os.environ, "PLATES_GATEWAY_KEYS": KEY}
-        )
-    url = f"http://127.0.0.1:{port}"
+    timeouts = {"HEADER_TIMEOUT": str(HEADER_TIMEOUT), "BODY_TIMEOUT": str(BODY_TIMEOUT)}
     try:
-        wait_until_ready(url, process, log)
-        gateway, triton = psutil.Process(process.pid), server_processes(triton_url)
-        before, triton_before = gateway.memory_info().rss, memory(triton)
-        yield url
-        after = gateway.memory_info().rss
-        print(f"gateway RSS before the attacks {before / 2**20:.0f} MiB, after {after / 2**20:.0f} MiB; Triton's:")
-        print(format_growth(triton_before, memory(triton)))
+        with running_gateway(triton_url, triton_grpc_url, log, KEYS=KEY, **timeouts) as url:
+            port = url.rsplit(":", 1)[1]
+            [gateway] = [child for child in psutil.Process().children() if port in child.cmdline()]
+            triton = server_processes(triton_url)
+            before, triton_before = gateway.memory_info().rss, memory(triton)
+            yield url
+            after = gateway.memory_info().rss
+            print(f"gateway RSS before the attacks {before / 2**20:.0f} MiB, after {after / 2**20:.0f} MiB; Triton's:")
+            print(format_growth(triton_before, memory(triton)))
     finally:
-        process.terminate()
-        process.wait(timeout=30)
         print(log.read_text()[-3000:])
 
 
