@@ -62,6 +62,26 @@ def test_plates_client_reads_a_jpeg_and_a_png_without_pytorch(samples, tmp_path)
     assert loaded_after(code) == []
 
 
+def test_plates_watch_parses_its_options_and_tracks_without_pytorch():
+    # No server answers: the options and settings are checked before the readiness check refuses. The tracker and the
+    # watcher, which the command builds once the server is ready, then run on a frame of their own.
+    code = (
+        "import numpy as np\n"
+        "from plates.cli.main import main\n"
+        "from plates.client.service import Plate\n"
+        "from plates.watch.source import Frame\n"
+        "from plates.watch.tracking import PlateTracker\n"
+        "from plates.watch.watcher import Watcher\n"
+        "code = main(['watch', 'video.mp4', '--tracker', 'bytetrack', '--fps', '2', '--url', '127.0.0.1:9'])\n"
+        "assert code == 69, code\n"
+        "plate = Plate('B840CK197', [20, 50, 58, 62], 0.6)\n"
+        "frames = [Frame(i, i / 2, i / 2, np.zeros((120, 200, 3), np.uint8)) for i in range(3)]\n"
+        "summary = Watcher('v', lambda image: [plate], PlateTracker('bytetrack', 2.0), []).run(frames, live=False)\n"
+        "assert summary.events == 1, summary"
+    )
+    assert loaded_after(code) == []
+
+
 def test_the_model_files_import_only_what_runs_inside_a_model():
     files = [*DEFAULT_REPOSITORY.glob("*/1/model.py"), PROJECT_ROOT / "backends" / "pytorch" / "model.py"]
     imported = {}

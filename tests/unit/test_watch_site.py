@@ -1,4 +1,5 @@
 import argparse
+import re
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,7 @@ def test_site_file_gives_its_cameras_and_what_they_share(tmp_path):
         ("cameras:\n  - {camera_id: gate, source: a.mp4, fps: 0}\n", "camera gate: fps .* must be above 0"),
         ("cameras:\n  - {camera_id: gate/1, source: a.mp4}\n", "camera_id 'gate/1' must be"),
         ("cameras:\n  - {camera_id: a, source: x}\n  - {camera_id: a, source: y}\n", "camera_id a is given to more"),
-        ("cameras:\n  - {camera_id: a, source: x, tracker: sort}\n", "tracker must be one of"),
+        ("cameras:\n  - {camera_id: a, source: x, tracker: botsort}\n", "tracker must be one of bytetrack, got 'bot"),
         ("watchlist: [A5!5 x]\ncameras:\n  - {camera_id: a, source: x}\n", "watchlist, item 1: 'A5!5' is not a plate"),
         ("watchlist: [{plate: A505PO198, lable: x}]\ncameras:\n  - {camera_id: a, source: x}\n", "must be `PLATE"),
         ("max_in_flight_total: 0\ncameras:\n  - {camera_id: a, source: x}\n", "max_in_flight_total must be at least"),
@@ -116,6 +117,13 @@ def test_neither_or_both_of_source_and_config_is_an_error(tmp_path):
         site_settings(parse())
     with pytest.raises(SettingsError, match="not both"):
         site_settings(parse("video.mp4", "--config", str(write(tmp_path, SITE))))
+
+
+def test_a_tracker_flag_other_than_bytetrack_is_refused_naming_it(capsys):
+    with pytest.raises(SystemExit):
+        parse("video.mp4", "--tracker", "botsort")
+    # Python 3.12.8 and later name the choices without quotes.
+    assert re.search(r"invalid choice: 'botsort' \(choose from '?bytetrack'?\)", capsys.readouterr().err)
 
 
 def test_a_bad_camera_id_flag_is_an_error():

@@ -73,9 +73,32 @@ def test_tracker_counts_skipped_frames_toward_lost_after():
     assert not tracker.step([], sampled=10).followed
 
 
-def test_tracker_rejects_an_unknown_kind():
-    with pytest.raises(ValueError, match="bytetrack, botsort"):
-        PlateTracker("sort")
+def test_tracker_matches_a_low_scoring_plate_on_its_overlap_alone():
+    # 16 px a sampled frame, a score of 0.5: the boxes overlap 0.41, which the score would have halved below the match.
+    tracker = PlateTracker(fps=2.0, lost_after=1.0)
+    steps = [tracker.step([Plate("B840CK197", [20 + 16 * i, 50, 58 + 16 * i, 62], 0.5, 0.3)]) for i in range(6)]
+    assert {track_id for step in steps for track_id in step.matched} == {1}
+
+
+def test_tracker_confirms_a_plate_on_its_second_frame_even_at_the_start():
+    tracker = PlateTracker(fps=5.0, lost_after=1.0)
+    assert tracker.step([plate(20)]).confirmed == set()
+    assert tracker.step([plate(24)]).confirmed == {1}
+
+
+def test_tracker_numbers_its_tracks_from_1_and_forgets_the_ended_ones():
+    tracker = PlateTracker(fps=5.0, lost_after=0.4)
+    ids = []
+    for _ in range(20):  # 20 cars, each seen in 3 frames, 5 empty frames between
+        ids += [track_id for i in range(3) for track_id in tracker.step([plate(20 + 4 * i)]).matched]
+        followed = [tracker.step([]).followed for _ in range(5)][-1]
+        assert not followed
+    assert sorted(set(ids)) == list(range(1, 21)) and tracker._ids == {}
+
+
+def test_tracker_rejects_an_unknown_kind_naming_the_one_it_has():
+    with pytest.raises(ValueError, match="tracker must be one of bytetrack, got 'botsort'"):
+        PlateTracker("botsort")
 
 
 def test_a_plate_across_frames_is_one_event_with_the_voted_text():
