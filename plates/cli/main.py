@@ -16,11 +16,25 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+# What `pip install '.[server]'` adds (pyproject.toml): the client side installs without it, and serve needs it.
+SERVER_EXTRA = {"torch", "torchvision", "ultralytics", "onnx", "onnxruntime", "onnxslim", "openvino"}
+
+
 def serve(args: argparse.Namespace) -> int:
-    from plates.build.repository import out_of_date, rebuild
-    from plates.server.gateway_process import GatewayProcess
-    from plates.server.launcher import LocalServer
-    from plates.server.supervisor import Supervisor
+    try:
+        from plates.build.repository import out_of_date, rebuild
+        from plates.server.gateway_process import GatewayProcess
+        from plates.server.launcher import LocalServer
+        from plates.server.supervisor import Supervisor
+    except ModuleNotFoundError as error:
+        if (error.name or "").split(".")[0] not in SERVER_EXTRA:
+            raise
+        print(
+            f"error: plates serve needs the server's packages, and {error.name} is not installed: "
+            "pip install '.[server]' in the checkout (README, Install)",
+            file=sys.stderr,
+        )
+        return 2
 
     # Triton on the loopback only: 2.51 has published vulnerabilities and no authentication (docs/security.md). The
     # gateway is what listens wider, and only with API keys: its settings are checked before anything starts.

@@ -92,3 +92,12 @@ def test_the_model_files_import_only_what_runs_inside_a_model():
     assert len(files) == 3 and all(imported.values())
     for path, modules in imported.items():
         assert all(m.startswith("plates.inference") or m == "plates.exceptions" for m in modules), (path, modules)
+
+
+def test_plates_serve_without_the_server_extra_says_what_to_install():
+    # As on a client-side install: torch cannot be imported.
+    code = "import sys\nsys.modules['torch'] = None\nfrom plates.cli.main import main\nsys.exit(main(['serve']))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=PROJECT_ROOT)
+    assert done.returncode == 2
+    assert "plates serve needs the server's packages, and torch is not installed" in done.stderr
+    assert "pip install '.[server]'" in done.stderr
