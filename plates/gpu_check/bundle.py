@@ -313,7 +313,9 @@ def write_site(bundle: Path) -> Path:
 def unpack(archive: Path, target: Path) -> Path:
     """An archive of write_xz's, unpacked into `target`; it holds only the files this module wrote."""
     with tarfile.open(archive, "r:xz") as tar:
-        tar.extractall(target, filter="tar")
+        # Extraction filters came in Python 3.11.4; Debian 12's 3.11.2 (the clean room's) has none, and the archive
+        # holds only files this module wrote.
+        tar.extractall(target, **({"filter": "tar"} if hasattr(tarfile, "tar_filter") else {}))
     return target
 
 
