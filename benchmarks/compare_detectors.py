@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     no_plate = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 90])[1].tobytes()
     with tempfile.TemporaryDirectory(prefix="plates-detectors-") as workdir, ExitStack() as stack:
         clients = {name: stack.enter_context(PlatesClient(url)) for name, url in args.servers}
-        calibration = calibration_photos(args.calibration)
+        calibration = calibration_photos(args.calibration) if args.candidates else []
         layout = {"two_line_layout": args.two_line_layout} if args.two_line_layout else {}
         for name, weights, settings in args.candidates:
             repository = Path(workdir) / name

@@ -297,6 +297,7 @@ def manifest(args) -> int:
         if any(text(label) for label in labels)
     ]
     out = args.out or WORK / f"{args.split}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(entries, indent=1))
     print(
         f"wrote {out}: {len(entries)} photos, {sum(p['text'] is not None for e in entries for p in e['plates'])} "
