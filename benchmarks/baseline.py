@@ -1,11 +1,13 @@
-"""Running another checkout of plates beside this one (main's, exported with `git archive`), for the tools that
-measure it against this checkout in one run (heal_times.py, first_request.py)."""
+"""What the before-and-after tools (heal_times.py, first_request.py) share: another checkout of plates run beside
+this one (main's, exported with `git archive`), and CPU-heavy jobs beside the server, as a shared machine has."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -23,3 +25,16 @@ def baseline_python(tree: Path) -> str:
         # plates among them.
         (Path(site.stdout.strip()) / "plates-baseline.pth").write_text(f"{tree}\n{sysconfig.get_paths()['purelib']}\n")
     return str(venv / "bin" / "python")
+
+
+@contextmanager
+def busy_beside(jobs: int) -> Iterator[None]:
+    """`jobs` processes that each keep a core busy (a Python loop) for as long as the block runs: the other job a
+    shared machine, a CI runner or a home server has beside the service."""
+    spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(jobs)]
+    try:
+        yield
+    finally:
+        for process in spinning:
+            process.kill()
+            process.wait()

@@ -1,14 +1,17 @@
-"""The first request after Triton's own ready, against the steady p50: what a client that waits on /v2/health/ready
-(perf_analyzer, a script) meets. The figures of docs/health.md (Warm before ready).
+"""The first request once a server says it is ready, against the steady p50: what a client that waits on readiness
+(perf_analyzer, a script, a Kubernetes Service) meets. The figures of docs/health.md (Warm before ready).
 
-Each round starts a bare server (plates.server.launcher.LocalServer: no supervisor, so nothing warms it but Triton
-itself) from this checkout and, with --baseline, from another one (main's, exported with `git archive`), in turns.
-A client (PlatesClient, as `plates bench --cold` times it) opens its connection, polls /v2/health/ready over it every
-50 ms, times one car.jpg the moment it answers 200, then 3 unmeasured requests and `--requests` measured ones for
-the steady p50.
+Each round starts a server from this checkout and, with --baseline, from another one (main's, exported with `git
+archive`), in turns: a bare one (plates.server.launcher.LocalServer: no supervisor, so nothing warms it but Triton
+itself), whose /v2/health/ready is polled; or with --serve, `plates serve` (the supervisor, which warms it, and the
+gateway), whose gateway's /readyz is polled, as Kubernetes' probes and a user's script do. A client (PlatesClient, as
+`plates bench --cold` times it) opens its connection, polls every 50 ms, times one car.jpg the moment readiness
+answers 200, then 3 unmeasured requests and `--requests` measured ones for the steady p50.
 
     git archive 6a31a35 | tar -x -C /tmp/plates-main     # into an empty folder
-    poetry run python benchmarks/first_request.py --baseline /tmp/plates-main --rounds 4
+    poetry run python benchmarks/first_request.py --baseline /tmp/plates-main --rounds 4 [--serve] [--busy 1]
+
+--busy N runs N processes that each keep a core busy beside the servers, for the whole run.
 """
 
 from __future__ import annotations
@@ -22,10 +25,12 @@ import sys
 import time
 from pathlib import Path
 
+import requests
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from baseline import baseline_python  # noqa: E402
+from baseline import baseline_python, busy_beside  # noqa: E402
 from conftest import SAMPLES  # noqa: E402
 
 from plates.client.retry import NO_RETRY  # noqa: E402
@@ -35,7 +40,10 @@ from plates.server.launcher import free_port  # noqa: E402
 # Run by the tree's own python: its launcher, its model repository (built on the first run), its flags.
 BARE_SERVER = """
 import signal, sys
-from plates.build.repository import is_built, rebuild
+try:
+    from plates.build.repository import is_built, rebuild
+except ImportError:  # a checkout from before the rooms of plates/ (82d3cc0 and older)
+    from plates.export import is_built, rebuild
 from plates.server.launcher import LocalServer
 if not is_built():
     rebuild()
@@ -50,18 +58,25 @@ finally:
 WARMUP = 3
 
 
-def first_and_steady(tree: Path, python: str, photo: bytes, requests: int) -> tuple[float, float, float]:
-    """A bare server of `tree` started: seconds to ready, the first request's ms and the steady p50's."""
-    ports = [free_port() for _ in range(3)]
-    server = subprocess.Popen(
-        [python, "-c", BARE_SERVER, *map(str, ports)], cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+def first_and_steady(tree: Path, python: str, photo: bytes, measured: int, serve: bool) -> tuple[float, float, float]:
+    """A server of `tree` started: seconds to ready, the first request's ms and the steady p50's."""
+    ports = {name: free_port() for name in ("http", "grpc", "metrics", "gateway")}
+    if serve:
+        flags = [f"--{name}-port={port}" for name, port in ports.items()]
+        command = [python, "-m", "plates.cli.main", "serve", *flags]
+    else:
+        command = [python, "-c", BARE_SERVER, *(str(ports[name]) for name in ("http", "grpc", "metrics"))]
+    server = subprocess.Popen(command, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     started = time.monotonic()
     try:
-        with PlatesClient(f"localhost:{ports[0]}", timeout=60, retry=NO_RETRY) as client:
+        with (
+            PlatesClient(f"localhost:{ports['http']}", timeout=60, retry=NO_RETRY) as client,
+            requests.Session() as web,
+        ):
+            readyz = f"http://127.0.0.1:{ports['gateway']}/readyz"
             while True:
                 try:
-                    if client.ready():
+                    if web.get(readyz, timeout=5).status_code == 200 if serve else client.ready():
                         break
                 except Exception:  # no server listening yet
                     pass
@@ -75,7 +90,7 @@ def first_and_steady(tree: Path, python: str, photo: bytes, requests: int) -> tu
             for _ in range(WARMUP):
                 client.recognize(photo)
             steady = []
-            for _ in range(requests):
+            for _ in range(measured):
                 sent = time.perf_counter()
                 client.recognize(photo)
                 steady.append((time.perf_counter() - sent) * 1000)
@@ -94,7 +109,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", type=Path, help="another checkout to measure in turns with this one (main's)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--requests", type=int, default=30, help="measured requests for the steady p50 (default 30)")
+    parser.add_argument("--busy", type=int, default=0, help="CPU-heavy jobs to run beside the servers (default 0)")
+    parser.add_argument("--serve", action="store_true", help="plates serve, ready at its gateway's /readyz")
     args = parser.parse_args(argv)
+    with busy_beside(args.busy):
+        return measure(args)
+
+
+def measure(args: argparse.Namespace) -> int:
     photo = (SAMPLES / "car.jpg").read_bytes()
     trees = {"this": (ROOT, sys.executable)}
     if args.baseline:
@@ -104,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
     for round in range(1, args.rounds + 1):
         for name, (tree, python) in trees.items():
-            ready_s, first_ms, p50_ms = first_and_steady(tree, python, photo, args.requests)
+            ready_s, first_ms, p50_ms = first_and_steady(tree, python, photo, args.requests, args.serve)
             runs[name].append((first_ms, p50_ms))
             print(
                 f"round {round} {name:8}: ready in {ready_s:5.1f} s; car.jpg first request {first_ms:6.1f} ms, "

@@ -16,11 +16,14 @@ on the first run.
     git archive 6a31a35 | tar -x -C /tmp/plates-main     # into an empty folder
     poetry run python benchmarks/heal_times.py --baseline /tmp/plates-main
     poetry run python benchmarks/heal_times.py --modes idle --clients grpc --models yolo
+    poetry run python benchmarks/heal_times.py --modes load --clients grpc --models yolo --busy 1
     poetry run python benchmarks/heal_times.py --container NAME [--engine "podman --runtime runc"]
 
 With --container, the same on a running container of the serving image instead, its ports published (scripts/
 test-image.sh leaves one with PLATES_IMAGE_KEEP=1): its stubs are killed through the engine's `exec`, timed by the
 container's clock (the host's), and its restart count and start time say whether Triton was kept.
+
+--busy N runs N processes that each keep a core busy beside the servers, for the whole run.
 
 Prints a line per kill (what the clients met until their first right answer, and whether Triton was restarted),
 then the table: each kill's seconds here beside the baseline's.
@@ -43,7 +46,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from baseline import baseline_python  # noqa: E402
+from baseline import baseline_python, busy_beside  # noqa: E402
 from conftest import SAMPLES, CarLoad  # noqa: E402
 
 from plates.client.health import deep_check  # noqa: E402
@@ -210,7 +213,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--within", type=float, default=120.0, help="seconds to wait for a right answer (default 120)")
     parser.add_argument("--container", help="time this running container of the image instead of a plates serve")
     parser.add_argument("--engine", default="podman", help="the container engine command (default podman)")
+    parser.add_argument("--busy", type=int, default=0, help="CPU-heavy jobs to run beside the servers (default 0)")
     args = parser.parse_args(argv)
+    with busy_beside(args.busy):
+        return measure(args)
+
+
+def measure(args: argparse.Namespace) -> int:
     photo = (SAMPLES / "car.jpg").read_bytes()
     folder = Path(tempfile.mkdtemp(prefix="heal-times-"))
     print(beside(), flush=True)
