@@ -33,12 +33,13 @@ from plates.build.repository import build_model_repository, is_built  # noqa: E4
 from plates.client.retry import PATIENT  # noqa: E402
 from plates.client.threads import ThreadLocalClients  # noqa: E402
 from plates.photos.files import read_image  # noqa: E402
+from plates.recognition.edits import plate_distance  # noqa: E402
 from plates.server.launcher import LocalServer, free_port  # noqa: E402
 from plates.watch.events import Event  # noqa: E402
 from plates.watch.source import Frame, open_source  # noqa: E402
 from plates.watch.tracking import PlateTracker  # noqa: E402
 from plates.watch.watcher import Watcher  # noqa: E402
-from plates.watch.watchlist import WatchedPlate, Watchlist, plate_distance  # noqa: E402
+from plates.watch.watchlist import WatchedPlate, Watchlist  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CLIP_FRAMES = 3

@@ -1,14 +1,23 @@
 """The fewest edits between two texts (Levenshtein), for every caller that compares plate texts: the watchlist's
-fuzzy match (look-alike characters cost less) and the report of which characters a reader confuses.
+fuzzy match and the store's search and visits (look-alike characters cost less: plate_distance), and the report of
+which characters a reader confuses.
 
 Insertions and deletions cost 1; a substitution costs what the caller's `substitution_cost` says.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 SubstitutionCost = Callable[[str, str], float]
+
+LOOK_ALIKE_COST = 0.5
+# Pairs of the recognizer's alphabet (digits and the Latin look-alikes of the plate's Cyrillic letters) that look
+# alike in a small or blurred plate.
+LOOK_ALIKE = {frozenset(pair) for pair in ("0O", "OC", "8B", "6B", "7T", "4A", "HM", "KX")}
+# The plate's letters typed in Cyrillic become their Latin look-alikes, as the recognizer writes them.
+CYRILLIC = str.maketrans("АВЕКМНОРСТУХ", "ABEKMHOPCTYX")
 
 
 def unit_cost(a: str, b: str) -> float:
@@ -47,3 +56,19 @@ def alignment(expected: str, got: str) -> list[tuple[str, str]]:
             pairs.append(("_", got[j - 1]))
             j -= 1
     return pairs[::-1]
+
+
+def normalize_plate(text: str) -> str:
+    """Upper case, Cyrillic letters as their Latin look-alikes, no spaces or dashes: `а 505 ро 198` -> A505PO198."""
+    return re.sub(r"[\s-]", "", text).upper().translate(CYRILLIC)
+
+
+def look_alike_cost(a: str, b: str) -> float:
+    if a == b:
+        return 0.0
+    return LOOK_ALIKE_COST if frozenset((a, b)) in LOOK_ALIKE else 1.0
+
+
+def plate_distance(a: str, b: str) -> float:
+    """Levenshtein distance with look-alike substitutions at LOOK_ALIKE_COST."""
+    return distance(a, b, look_alike_cost)

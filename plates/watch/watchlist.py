@@ -4,8 +4,8 @@ A watchlist is a list of plates with labels, from the site file or from a file o
 file is read again when it changes, so a site adds a plate without a restart; an edit that breaks it is logged
 and the last good list kept.
 
-The distance is Levenshtein's with one change: replacing a character by one that looks like it on a plate (0 and
-O, 8 and B, ...) costs LOOK_ALIKE_COST instead of 1, since that is the mistake a small or blurred plate makes
+The distance is plates.recognition.edits.plate_distance: Levenshtein's, where replacing a character by one that looks
+like it on a plate (0 and O, 8 and B, ...) costs less than 1, since that is the mistake a small or blurred plate makes
 most (the test video's plate is read with O for C in half its frames, plates/watch/events.py).
 """
 
@@ -21,16 +21,10 @@ from pathlib import Path
 
 from plates.exceptions import SettingsError
 from plates.recognition.alphabet import ALPHABET
-from plates.recognition.edits import distance
+from plates.recognition.edits import normalize_plate, plate_distance
 
 log = logging.getLogger(__name__)
 
-LOOK_ALIKE_COST = 0.5
-# Pairs of the recognizer's alphabet (digits and the Latin look-alikes of the plate's Cyrillic letters) that look
-# alike in a small or blurred plate.
-LOOK_ALIKE = {frozenset(pair) for pair in ("0O", "OC", "8B", "6B", "7T", "4A", "HM", "KX")}
-# The plate's letters typed in Cyrillic become their Latin look-alikes, as the recognizer writes them.
-CYRILLIC = str.maketrans("АВЕКМНОРСТУХ", "ABEKMHOPCTYX")
 PLATE = re.compile(f"[{ALPHABET}]{{4,10}}")
 
 
@@ -49,22 +43,6 @@ class Match:
 
     def to_dict(self) -> dict:
         return {"plate": self.plate, "label": self.label, "distance": self.distance}
-
-
-def normalize_plate(text: str) -> str:
-    """Upper case, Cyrillic letters as their Latin look-alikes, no spaces or dashes: `а 505 ро 198` -> A505PO198."""
-    return re.sub(r"[\s-]", "", text).upper().translate(CYRILLIC)
-
-
-def substitution_cost(a: str, b: str) -> float:
-    if a == b:
-        return 0.0
-    return LOOK_ALIKE_COST if frozenset((a, b)) in LOOK_ALIKE else 1.0
-
-
-def plate_distance(a: str, b: str) -> float:
-    """Levenshtein distance with look-alike substitutions at LOOK_ALIKE_COST."""
-    return distance(a, b, substitution_cost)
 
 
 def parse_entry(plate: str, label: str, where: str) -> WatchedPlate:

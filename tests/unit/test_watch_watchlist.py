@@ -4,15 +4,8 @@ import os
 import pytest
 
 from plates.exceptions import SettingsError
-from plates.watch.watchlist import (
-    Match,
-    WatchedPlate,
-    Watchlist,
-    WatchlistFile,
-    normalize_plate,
-    parse_lines,
-    plate_distance,
-)
+from plates.recognition.edits import normalize_plate, plate_distance
+from plates.watch.watchlist import Match, WatchedPlate, Watchlist, WatchlistFile, parse_lines
 
 
 def test_distance_is_zero_for_the_same_plate_and_one_per_edit():
