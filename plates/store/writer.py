@@ -1,0 +1,136 @@
+"""Writing sightings from a thread of their own, so that a slow or absent database never holds up reading.
+
+While the database cannot be written (PostgreSQL restarting, a network cut, a locked or full disk), the sightings
+wait in memory in their order and the writer tries again, backing off to `max_backoff` seconds: nothing is dropped,
+and one line says the store is failing and one that it is back. Each sighting is written in a transaction of its own
+with its crop, so a process killed mid-write leaves every committed read whole and the one in flight absent.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from plates.store.database import Store
+from plates.store.records import Overstay, VisitRules, close_absent, due_overstays, record
+from plates.store.sightings import Sighting
+
+log = logging.getLogger(__name__)
+
+OnOverstay = Callable[[Overstay, datetime], None]
+
+
+class StoreWriter:
+    """`write(sighting)` queues; `close()` gives the queue up to `drain_timeout` seconds to reach the database.
+
+    `clock`: where a site replays recorded files, "now" for the absent timer and overstays is the latest time a
+    sighting was seen (live=False); where its cameras are live, it is also the wall clock, checked every `tick` s.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        rules: VisitRules = VisitRules(),
+        crops: Path | None = None,
+        on_overstay: OnOverstay | None = None,
+        live: bool = True,
+        tick: float = 10.0,
+        max_backoff: float = 5.0,
+        drain_timeout: float = 30.0,
+    ) -> None:
+        self.store, self.rules, self.crops, self.on_overstay = store, rules, crops, on_overstay
+        self.live, self.tick, self.max_backoff, self.drain_timeout = live, tick, max_backoff, drain_timeout
+        if crops is not None:
+            crops.mkdir(parents=True, exist_ok=True)
+        self.written = 0
+        self.failing_since: float | None = None
+        self._latest: datetime | None = None
+        self._queue: queue.Queue[Sighting | None] = queue.Queue()
+        self._closing = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="store", daemon=True)
+        self._thread.start()
+
+    def write(self, sighting: Sighting) -> None:
+        self._queue.put(sighting)
+
+    def waiting(self) -> int:
+        return self._queue.qsize()
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._closing.set()
+        self._thread.join(self.drain_timeout)
+        if self._thread.is_alive():
+            log.error("store %s: %d reads not written before exit", self.store.where(), self._queue.qsize())
+        self.store.close()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                sighting = self._queue.get(timeout=self.tick)
+            except queue.Empty:
+                if self.live:
+                    self._retrying(lambda: self._check(datetime.now(timezone.utc)))
+                continue
+            if sighting is None:
+                return
+            crop = self._save_crop(sighting)
+            self._retrying(lambda: self._write(sighting, crop))
+
+    def _retrying(self, attempt: Callable[[], object]) -> None:
+        delay = 0.1
+        while True:
+            try:
+                attempt()
+            except (SQLAlchemyError, OSError) as error:
+                if self.failing_since is None:
+                    self.failing_since = time.monotonic()
+                    reason = getattr(error, "orig", None) or error
+                    log.error("store %s: cannot write, holding reads until it can: %s", self.store.where(), reason)
+                if self._closing.is_set() and time.monotonic() - self.failing_since > self.drain_timeout:
+                    return
+                time.sleep(delay)
+                delay = min(delay * 2, self.max_backoff)
+                continue
+            if self.failing_since is not None:
+                log.warning(
+                    "store %s: writing again after %.1f s", self.store.where(), time.monotonic() - self.failing_since
+                )
+                self.failing_since = None
+            return
+
+    def _write(self, sighting: Sighting, crop: str | None) -> None:
+        with self.store.session() as session:
+            record(session, sighting, self.rules, crop)
+        self.written += 1
+        self._latest = max(self._latest or sighting.last_seen_at, sighting.last_seen_at)
+        self._check(self._latest if not self.live else max(self._latest, datetime.now(timezone.utc)))
+
+    def _save_crop(self, sighting: Sighting) -> str | None:
+        if self.crops is None or not sighting.crop_jpeg:
+            return None
+        name = f"{sighting.seen_at:%Y-%m-%d}/{uuid.uuid4().hex}.jpg"
+        path = self.crops / name
+        try:
+            path.parent.mkdir(exist_ok=True)
+            path.write_bytes(sighting.crop_jpeg)
+        except OSError as error:  # the read is kept without its crop: a full disk must not hold up the database
+            log.warning("store: crop not saved to %s: %s", path, error.strerror)
+            return None
+        return name
+
+    def _check(self, now: datetime) -> None:
+        with self.store.session() as session:
+            due = due_overstays(session, now, self.rules)
+            close_absent(session, now, self.rules)
+        if self.on_overstay is not None:
+            for overstay in due:
+                self.on_overstay(overstay, now)
