@@ -12,6 +12,7 @@ import dataclasses
 import logging
 import signal
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 from plates.cli.client import add_url_option
@@ -21,10 +22,11 @@ from plates.client.threads import ThreadLocalClients
 from plates.comms.dispatcher import Dispatcher
 from plates.comms.mqtt import PASSWORD_VARIABLE, Broker, MqttTransport
 from plates.exceptions import SettingsError
+from plates.store.sightings import ROLES
 from plates.watch.runner import Site
-from plates.watch.sinks import JsonLinesSink, Sink
+from plates.watch.sinks import JsonLinesSink, Sink, StoreSink
 from plates.watch.site import DEFAULT_CAMERA_ID, DEFAULT_DISCOVERY_PREFIX, CameraSettings, SiteSettings, load_site
-from plates.watch.source import without_password
+from plates.watch.source import is_live, without_password
 from plates.watch.tracking import TRACKERS
 from plates.watch.watchlist import Watchlist, WatchlistFile
 
@@ -39,6 +41,8 @@ CAMERA_FLAGS = (
     "csv",
     "webhook",
     "save_crops",
+    "role",
+    "start",
 )
 
 
@@ -75,6 +79,12 @@ def add_watch_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     camera.add_argument("--csv", type=Path, metavar="FILE", help="also write the events to this CSV file")
     camera.add_argument("--webhook", metavar="URL", help="also POST each event as JSON to this URL")
     camera.add_argument("--save-crops", type=Path, metavar="DIR", help="save the best crop of each plate here")
+    camera.add_argument(
+        "--role", choices=ROLES, help="for the store's visits: entrance, exit, both (the track's motion) or none"
+    )
+    camera.add_argument(
+        "--start", metavar="TIME", help="a video file's wall-clock start (ISO 8601), so that its events have real times"
+    )
     site = parser.add_argument_group("the site (these override the site file's)")
     site.add_argument(
         "--watchlist",
@@ -96,6 +106,11 @@ def add_watch_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     )
     site.add_argument(
         "--discovery-prefix", help=f"Home Assistant's MQTT discovery prefix (default {DEFAULT_DISCOVERY_PREFIX})"
+    )
+    site.add_argument(
+        "--store",
+        metavar="URL",
+        help="keep every event in this store: a SQLite file or a postgresql:// URL (plates store searches it)",
     )
     site.add_argument(
         "--max-in-flight-total", type=int, help="requests out at once across every camera of a site file (default 4)"
@@ -129,6 +144,7 @@ def site_settings(args: argparse.Namespace) -> SiteSettings:
         "mqtt": args.mqtt,
         "discovery_prefix": args.discovery_prefix,
         "max_in_flight_total": args.max_in_flight_total,
+        "store": args.store,
     }
     overrides = {name: value for name, value in overrides.items() if value is not None}
     if args.watchlist is not None:
@@ -136,6 +152,24 @@ def site_settings(args: argparse.Namespace) -> SiteSettings:
     site = dataclasses.replace(site, **overrides)
     site.check(str(args.config) if args.config else "plates watch")
     return site
+
+
+def open_store(site: SiteSettings) -> StoreSink:
+    """The site's store, opened and migrated before any camera starts, so that a wrong URL stops the command."""
+    # SQLAlchemy and Alembic load here, where a store is given.
+    from plates.store.database import Store
+    from plates.store.records import VisitRules
+    from plates.store.writer import StoreWriter
+
+    rules = VisitRules(
+        visit_distance=site.visit_distance,
+        absent_after=timedelta(minutes=site.absent_after),
+        overstay_after=timedelta(minutes=site.overstay_after) if site.overstay_after else None,
+    )
+    live = any(is_live(camera.source) for camera in site.cameras)
+    writer = StoreWriter(Store(site.store), rules, site.store_crops, live=live)
+    roles = {camera.camera_id: (camera.role, camera.entry_motion) for camera in site.cameras}
+    return StoreSink(writer, roles)
 
 
 def run_watch(args: argparse.Namespace) -> int:
@@ -149,8 +183,9 @@ def run_watch(args: argparse.Namespace) -> int:
     broker = Broker.parse(site.mqtt) if site.mqtt else None
     require_ready(args.url)
     camera_ids = [camera.camera_id for camera in site.cameras]
+    store = open_store(site) if site.store else None
     dispatcher = Dispatcher([MqttTransport(broker, camera_ids, site.discovery_prefix)] if broker else [])
-    shared: list[Sink] = [JsonLinesSink(sys.stdout), dispatcher]
+    shared: list[Sink] = [JsonLinesSink(sys.stdout), dispatcher] + ([store] if store else [])
     # SIGTERM (systemd, docker stop) ends the open tracks as events, as Ctrl-C does.
     signal.signal(signal.SIGTERM, _interrupt)
     # A file is read whole: a refused frame waits for its turn (within the client's timeout). A live frame gets
@@ -164,9 +199,15 @@ def run_watch(args: argparse.Namespace) -> int:
             watchlist,
             progress=len(site.cameras) == 1 and sys.stdout.isatty(),
         )
+        if store is not None:
+            store.writer.on_overstay = lambda visit, now: runner.notify(
+                visit.camera_id, {"kind": "overstay", **visit.to_dict(now)}
+            )
         try:
             runs = runner.run()
         finally:
+            if store is not None:
+                store.close()  # before the dispatcher: its last overstays go out through MQTT
             dispatcher.close()
     for run in runs:
         if run.summary is not None:

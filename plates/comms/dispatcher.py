@@ -1,5 +1,5 @@
 """Events out to every transport: each event as an `event` message of its camera, and a watched one also as an
-`alert`."""
+`alert`; a visit inside too long as an `overstay` message of its entrance camera."""
 
 from __future__ import annotations
 
@@ -32,6 +32,12 @@ class Dispatcher:
             transport.publish(event.camera_id, "event", payload)
             if event.watched is not None:
                 transport.publish(event.camera_id, "alert", payload)
+
+    def send(self, camera_id: str, payload: dict) -> None:
+        """A site's alert that is no event, as its camera's `payload["kind"]` message (overstay)."""
+        text = json.dumps(payload, ensure_ascii=False)
+        for transport in self.transports:
+            transport.publish(camera_id, payload["kind"], text)
 
     def close(self) -> None:
         for transport in self.transports:

@@ -88,7 +88,7 @@ class MqttTransport:
     ) -> None:
         self.broker, self.camera_ids, self.discovery_prefix = broker, camera_ids, discovery_prefix
         self.drain_timeout = drain_timeout
-        self.counts = {"event": Counts(), "alert": Counts()}
+        self.counts = {"event": Counts(), "alert": Counts(), "overstay": Counts()}
         self._lock = threading.Condition()
         self._waiting: dict[int, tuple[str | None, bool]] = {}  # mid -> (kind, held) until the broker acknowledges
         self._early: set[int] = set()  # mids acknowledged before publish() returned them

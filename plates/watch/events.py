@@ -25,6 +25,9 @@ class Reading:
 
 
 CANDIDATES = 5  # the texts an event keeps from its vote, for watchlist matching and for its readers
+# A plate whose box grew by this factor in area from its first reading to its last came towards the camera; one that
+# shrank as much went away. Between the two the track says nothing (a car that stopped, a box that wavered).
+MOTION_AREA_RATIO = 1.3
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class Event:
     # The likeliest texts of the vote, best first, each with its mean probability over the readings that were read
     candidates: list[tuple[str, float]] = field(default_factory=list)
     watched: Match | None = None  # the watched plate it matched (plates.watch.watchlist)
+    motion: str | None = None  # "towards" or "away" from the camera, where the plate's box grew or shrank
 
     def to_dict(self) -> dict:
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -102,6 +106,20 @@ def vote(readings: list[Reading]) -> tuple[str | None, float, Reading]:
     return text, totals[text] / len(read), best
 
 
+def _area(box: list[float]) -> float:
+    return max(0.0, box[2] - box[0]) * max(0.0, box[3] - box[1])
+
+
+def motion(readings: list[Reading]) -> str | None:
+    """Towards or away from the camera, from the plate's size in its first and last readings."""
+    first, last = _area(readings[0].plate.box), _area(readings[-1].plate.box)
+    if first > 0 and last >= first * MOTION_AREA_RATIO:
+        return "towards"
+    if last > 0 and first >= last * MOTION_AREA_RATIO:
+        return "away"
+    return None
+
+
 def _iso(wall_time: float) -> str:
     return datetime.fromtimestamp(wall_time, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -146,6 +164,7 @@ class Track:
             box=best.plate.box,
             readings=len(self.readings),
             candidates=[(candidate, round(total / len(read), 4)) for candidate, total in totals],
+            motion=motion(self.readings),
         )
 
     def best_crop(self) -> np.ndarray | None:

@@ -14,7 +14,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -90,6 +90,15 @@ class Site:
         self.open_source, self.progress = open_source, progress
         self.stop = threading.Event()
         self.slots = threading.BoundedSemaphore(settings.max_in_flight_total)
+        self._camera_sinks: dict[str, list[Sink]] = {}
+
+    def notify(self, camera_id: str, payload: dict) -> None:
+        """Send a site's alert that is no event (an overstay) where the camera's events go that can take one: MQTT
+        and the camera's webhook."""
+        for sink in self.shared + self._camera_sinks.get(camera_id, []):
+            send = getattr(sink, "send", None)
+            if send is not None:
+                send(camera_id, payload)
 
     def run(self) -> list[CameraRun]:
         sources: list[FolderSource | VideoSource] = []
@@ -98,6 +107,7 @@ class Site:
             for camera in self.settings.cameras:
                 sources.append(self.open_source(camera.source, camera.fps))
                 outputs.append(camera_sinks(camera))
+                self._camera_sinks[camera.camera_id] = outputs[-1]
             runs = [CameraRun(camera) for camera in self.settings.cameras]
             threads = [
                 threading.Thread(target=self._watch, args=args, name=f"camera-{args[0].settings.camera_id}")
@@ -136,14 +146,19 @@ class Site:
             self.shared + sinks,
             camera.max_in_flight,
             camera.max_delay,
-            keep_crops=camera.save_crops is not None,
+            keep_crops=camera.save_crops is not None or self.settings.store_crops is not None,
             camera_id=camera.camera_id,
             watchlist=self.watchlist,
             slots=self.slots,
             stop=self.stop,
         )
+        frames = source.frames(self.stop)
+        start = camera.start_time()
+        if start is not None and not source.live:
+            # A recording given its wall-clock start: each frame at the time it was filmed.
+            frames = (replace(frame, wall_time=start + frame.media_time) for frame in frames)
         try:
-            run.summary = watcher.run(source.frames(self.stop), source.live, source.total, self.progress)
+            run.summary = watcher.run(frames, source.live, source.total, self.progress)
         except Exception as error:
             run.error = error
             run.summary = watcher.summary

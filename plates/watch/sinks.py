@@ -1,4 +1,5 @@
-"""Where events go: JSON lines on stdout, a CSV file, a webhook, the best crop of each plate in a folder."""
+"""Where events go: JSON lines on stdout, a CSV file, a webhook, the best crop of each plate in a folder, the site's
+store."""
 
 from __future__ import annotations
 
@@ -12,15 +13,20 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from datetime import datetime
 from pathlib import Path
-from typing import Protocol, TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
 
 import cv2
 import numpy as np
 from tqdm import tqdm
 
 from plates.exceptions import InvalidInputError
+from plates.store.sightings import Sighting, direction
 from plates.watch.events import Event
+
+if TYPE_CHECKING:  # SQLAlchemy loads only where a store is given
+    from plates.store.writer import StoreWriter
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +74,7 @@ class CsvSink:
         "watched_plate",
         "watched_label",
         "watched_distance",
+        "motion",
     )
 
     def __init__(self, path: Path) -> None:
@@ -128,12 +135,16 @@ class WebhookSink:
             timeout,
             drain_timeout,
         )
-        self._queue: queue.Queue[Event | None] = queue.Queue()
+        self._queue: queue.Queue[dict | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="webhook", daemon=True)
         self._thread.start()
 
     def emit(self, event: Event, crop: np.ndarray | None) -> None:
-        self._queue.put(event)
+        self._queue.put(event.to_dict())
+
+    def send(self, camera_id: str, payload: dict) -> None:
+        """POST another message than an event (an overstay alert, its `kind` in it), as events go."""
+        self._queue.put(payload)
 
     def close(self) -> None:
         self._queue.put(None)
@@ -142,11 +153,11 @@ class WebhookSink:
             log.warning("webhook %s: %d events not delivered before exit", self.url, self._queue.qsize() - 1)
 
     def _run(self) -> None:
-        while (event := self._queue.get()) is not None:
-            self._deliver(event)
+        while (payload := self._queue.get()) is not None:
+            self._deliver(payload)
 
-    def _deliver(self, event: Event) -> None:
-        body = json.dumps(event.to_dict(), ensure_ascii=False).encode()
+    def _deliver(self, payload: dict) -> None:
+        body = json.dumps(payload, ensure_ascii=False).encode()
         delay = self.backoff
         for attempt in range(self.retries + 1):
             request = urllib.request.Request(
@@ -158,13 +169,50 @@ class WebhookSink:
             except (urllib.error.URLError, OSError, ValueError) as error:
                 reason = getattr(error, "reason", error)
                 if attempt == self.retries:
-                    log.warning(
-                        "webhook %s: event of track %d not delivered after %d tries: %s",
-                        self.url,
-                        event.track,
-                        attempt + 1,
-                        reason,
+                    what = (
+                        f"event of track {payload['track']}" if "track" in payload else payload.get("kind", "message")
                     )
+                    log.warning("webhook %s: %s not delivered after %d tries: %s", self.url, what, attempt + 1, reason)
                     return
             time.sleep(delay)
             delay *= 2
+
+
+def _moment(iso: str) -> datetime:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00"))
+
+
+class StoreSink:
+    """Each event as a read of the site's store (plates.store), in its camera's role; the writer's thread writes
+    it, so a slow database never holds up reading."""
+
+    def __init__(self, writer: StoreWriter, roles: dict[str, tuple[str, str]]) -> None:
+        """`roles`: each camera's role and the motion of a car coming in (plates.store.sightings.direction)."""
+        self.writer, self.roles = writer, roles
+
+    def emit(self, event: Event, crop: np.ndarray | None) -> None:
+        role, entry_motion = self.roles.get(event.camera_id, ("none", "towards"))
+        jpeg = None
+        if crop is not None and crop.size:
+            ok, encoded = cv2.imencode(".jpg", crop)
+            jpeg = encoded.tobytes() if ok else None
+        self.writer.write(
+            Sighting(
+                camera_id=event.camera_id,
+                seen_at=_moment(event.first_seen_at),
+                last_seen_at=_moment(event.last_seen_at),
+                text=event.text,
+                text_score=event.text_score,
+                candidates=list(event.candidates),
+                box=list(event.box),
+                source=event.source,
+                track=event.track,
+                readings=event.readings,
+                motion=event.motion,
+                direction=direction(role, event.motion, entry_motion),
+                crop_jpeg=jpeg,
+            )
+        )
+
+    def close(self) -> None:
+        self.writer.close()

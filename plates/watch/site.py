@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, fields
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from plates.exceptions import SettingsError
+from plates.store.sightings import MOTIONS, ROLES
 from plates.watch.tracking import TRACKERS
 from plates.watch.watchlist import WatchedPlate, parse_entry
 
@@ -36,6 +38,16 @@ class CameraSettings:
     csv: Path | None = None
     webhook: str | None = None
     save_crops: Path | None = None
+    role: str = "none"  # for the site's visits: entrance, exit, both (the track's motion tells which) or none
+    entry_motion: str = "towards"  # where role is both: how a car coming in moves for this camera
+    start: str | None = None  # a file's wall-clock start (ISO 8601), so that a recording makes visits as live
+
+    def start_time(self) -> float | None:
+        """`start` as Unix time."""
+        if self.start is None:
+            return None
+        moment = datetime.fromisoformat(self.start.replace("Z", "+00:00"))
+        return (moment if moment.tzinfo else moment.astimezone()).timestamp()
 
     def check(self, where: str) -> None:
         if not CAMERA_ID.fullmatch(self.camera_id):
@@ -52,6 +64,17 @@ class CameraSettings:
             raise SettingsError(f"{where}: max_in_flight must be at least 1, got {self.max_in_flight}")
         if self.tracker not in TRACKERS:
             raise SettingsError(f"{where}: tracker must be one of {', '.join(TRACKERS)}, got {self.tracker!r}")
+        if self.role not in ROLES:
+            raise SettingsError(f"{where}: role must be one of {', '.join(ROLES)}, got {self.role!r}")
+        if self.entry_motion not in MOTIONS:
+            raise SettingsError(f"{where}: entry_motion must be one of {', '.join(MOTIONS)}, got {self.entry_motion!r}")
+        if self.start is not None:
+            try:
+                self.start_time()
+            except ValueError:
+                raise SettingsError(
+                    f"{where}: start {self.start!r} is no ISO 8601 time (2026-11-28T08:00:00Z)"
+                ) from None
 
 
 @dataclass(frozen=True)
@@ -63,6 +86,11 @@ class SiteSettings:
     max_distance: float = 0.0
     mqtt: str | None = None
     discovery_prefix: str = DEFAULT_DISCOVERY_PREFIX
+    store: str | None = None  # a SQLite file or a postgresql:// URL (plates.store)
+    store_crops: Path | None = None  # where the store keeps each read's best crop
+    absent_after: float = 1440.0  # minutes after which a visit not closed at an exit closes as absent
+    overstay_after: float | None = None  # minutes inside after which a visit is alerted once
+    visit_distance: float = 1.0  # how far an exit read may be from the plate whose visit it closes
 
     def check(self, where: str) -> None:
         for index, camera in enumerate(self.cameras):
@@ -78,6 +106,12 @@ class SiteSettings:
             raise SettingsError(f"{where}: a watchlist in the site file and a watchlist file: give one")
         if not re.fullmatch(r"[A-Za-z0-9_/-]+", self.discovery_prefix) or self.discovery_prefix.endswith("/"):
             raise SettingsError(f"{where}: discovery_prefix {self.discovery_prefix!r} is no MQTT topic prefix")
+        if not self.absent_after > 0 or (self.overstay_after is not None and not self.overstay_after > 0):
+            raise SettingsError(f"{where}: absent_after and overstay_after must be above 0 minutes")
+        if self.visit_distance < 0:
+            raise SettingsError(f"{where}: visit_distance must be 0 or more, got {self.visit_distance}")
+        if not self.store and any(camera.role != "none" for camera in self.cameras):
+            raise SettingsError(f"{where}: a camera has a role, for visits, but no store keeps them: give store")
 
 
 CAMERA_OPTIONS = tuple(f.name for f in fields(CameraSettings))
@@ -89,6 +123,11 @@ SITE_OPTIONS = (
     "max_distance",
     "mqtt",
     "discovery_prefix",
+    "store",
+    "store_crops",
+    "absent_after",
+    "overstay_after",
+    "visit_distance",
 )
 
 
@@ -97,6 +136,18 @@ def _number(value: Any, where: str, kind: type) -> float | int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and isinstance(value, float)):
         raise SettingsError(f"{where}: must be {'a whole number' if kind is int else 'a number'}, got {value!r}")
     return kind(value)
+
+
+def _optional_number(value: Any, where: str) -> float | None:
+    return None if value is None else _number(value, where, float)
+
+
+def _store(value: Any, base: Path, where: str) -> str | None:
+    """A SQLite file relative to the site file, or a database URL as it is."""
+    if value in (None, ""):
+        return None
+    text = _string(value, where)
+    return text if "://" in text else str(base / text)
 
 
 def _string(value: Any, where: str) -> str:
@@ -169,6 +220,11 @@ def load_site(path: Path) -> SiteSettings:
         max_distance=_number(raw.get("max_distance", 0), f"{where}: max_distance", float),
         mqtt=_string(raw["mqtt"], f"{where}: mqtt") if raw.get("mqtt") else None,
         discovery_prefix=_string(raw.get("discovery_prefix", DEFAULT_DISCOVERY_PREFIX), f"{where}: discovery_prefix"),
+        store=_store(raw.get("store"), base, f"{where}: store"),
+        store_crops=base / _string(raw["store_crops"], f"{where}: store_crops") if raw.get("store_crops") else None,
+        absent_after=_number(raw.get("absent_after", 1440), f"{where}: absent_after", float),
+        overstay_after=_optional_number(raw.get("overstay_after"), f"{where}: overstay_after"),
+        visit_distance=_number(raw.get("visit_distance", 1.0), f"{where}: visit_distance", float),
     )
     site.check(where)
     return site

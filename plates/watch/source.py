@@ -136,6 +136,11 @@ def without_password(spec: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
+def is_live(spec: str) -> bool:
+    """Whether `spec` names a camera or a stream, read as it comes, rather than a file or folder read whole."""
+    return spec.isdigit() or spec.lower().startswith(STREAM_SCHEMES)
+
+
 def open_source(spec: str, fps: float) -> FolderSource | VideoSource:
     """The source `spec` names: a camera index (`0`), a stream URL, a folder of images, or a video file."""
     if not fps > 0:

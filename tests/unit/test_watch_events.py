@@ -91,6 +91,7 @@ def test_track_event_has_the_voted_text_its_region_times_and_best_box():
         "readings": 3,
         "candidates": [{"text": "B840CK197", "score": 0.2}, {"text": "B840OK197", "score": 0.0333}],
         "watched": None,
+        "motion": None,
     }
     assert event.region == Region("197", "Moscow")
     row = event.to_row()
