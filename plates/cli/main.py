@@ -89,6 +89,7 @@ COMMANDS = {
     "eval": ("plates.cli.evaluate", "add_eval_parser"),
     "bench": ("plates.cli.bench", "add_bench_parser"),
     "watch": ("plates.cli.watch", "add_watch_parser"),
+    "store": ("plates.cli.store", "add_store_parser"),
 }
 
 
