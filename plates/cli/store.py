@@ -124,7 +124,7 @@ def run_store(args: argparse.Namespace) -> int:
     # SQLAlchemy and Alembic load here, for this command only.
     from plates.store import corrections, search
     from plates.store.database import Store
-    from plates.store.records import purge
+    from plates.store.records import Retention, purge
 
     store = Store(args.store)
     now = datetime.now(timezone.utc)
@@ -178,9 +178,8 @@ def run_store(args: argparse.Namespace) -> int:
                 print(f"{plate.text}: {plate.label!r} {plate.tags}")
                 return 0
             else:  # purge
-                crops, reads, old_visits = purge(
-                    session, now, timedelta(days=args.keep_reads_days), timedelta(days=args.keep_visits_days)
-                )
+                retention = Retention(timedelta(days=args.keep_reads_days), timedelta(days=args.keep_visits_days))
+                crops, reads, old_visits = purge(session, now, retention)
                 for name in crops if args.crops else []:
                     (args.crops / name).unlink(missing_ok=True)
                 print(f"purged {reads} reads, {len(crops)} crops, {old_visits} visits")

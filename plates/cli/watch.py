@@ -158,7 +158,7 @@ def open_store(site: SiteSettings) -> StoreSink:
     """The site's store, opened and migrated before any camera starts, so that a wrong URL stops the command."""
     # SQLAlchemy and Alembic load here, where a store is given.
     from plates.store.database import Store
-    from plates.store.records import VisitRules
+    from plates.store.records import Retention, VisitRules
     from plates.store.writer import StoreWriter
 
     rules = VisitRules(
@@ -167,7 +167,8 @@ def open_store(site: SiteSettings) -> StoreSink:
         overstay_after=timedelta(minutes=site.overstay_after) if site.overstay_after else None,
     )
     live = any(is_live(camera.source) for camera in site.cameras)
-    writer = StoreWriter(Store(site.store), rules, site.store_crops, live=live)
+    retention = Retention(timedelta(days=site.keep_reads_days), timedelta(days=site.keep_visits_days))
+    writer = StoreWriter(Store(site.store), rules, site.store_crops, retention, live=live)
     roles = {camera.camera_id: (camera.role, camera.entry_motion) for camera in site.cameras}
     return StoreSink(writer, roles)
 

@@ -29,6 +29,14 @@ class VisitRules:
 
 
 @dataclass(frozen=True)
+class Retention:
+    """How long a site keeps what it saw: plates are personal data, kept no longer than the site needs them."""
+
+    keep_reads: timedelta = timedelta(days=30)  # reads and their crops
+    keep_visits: timedelta = timedelta(days=365)  # closed visits
+
+
+@dataclass(frozen=True)
 class Overstay:
     visit_id: int
     plate: str
@@ -169,15 +177,15 @@ def due_overstays(session: Session, now: datetime, rules: VisitRules) -> list[Ov
     ]
 
 
-def purge(session: Session, now: datetime, keep_reads: timedelta, keep_visits: timedelta) -> tuple[list[str], int, int]:
-    """Forget reads older than `keep_reads` and closed visits older than `keep_visits`, then plates with neither
-    left and no operator's label or tags. The crops' file names of the reads forgotten, and the counts."""
-    old = ReadRow.seen_at < now - keep_reads
+def purge(session: Session, now: datetime, retention: Retention) -> tuple[list[str], int, int]:
+    """Forget reads older than the retention's, and closed visits, then plates with neither left and no operator's
+    label or tags. The crops' file names of the reads forgotten, and the counts."""
+    old = ReadRow.seen_at < now - retention.keep_reads
     crops = [crop for crop in session.scalars(select(ReadRow.crop).where(old, ReadRow.crop.is_not(None)))]
     reads = session.execute(delete(ReadRow).where(old)).rowcount or 0
     visits = (
         session.execute(
-            delete(VisitRow).where(VisitRow.state != "inside", VisitRow.entered_at < now - keep_visits)
+            delete(VisitRow).where(VisitRow.state != "inside", VisitRow.entered_at < now - retention.keep_visits)
         ).rowcount
         or 0
     )

@@ -14,18 +14,19 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from sqlalchemy.exc import SQLAlchemyError
 
 from plates.store.database import Store
-from plates.store.records import Overstay, VisitRules, close_absent, due_overstays, record
+from plates.store.records import Overstay, Retention, VisitRules, close_absent, due_overstays, purge, record
 from plates.store.sightings import Sighting
 
 log = logging.getLogger(__name__)
 
 OnOverstay = Callable[[Overstay, datetime], None]
+PURGE_EVERY = timedelta(hours=1)
 
 
 class StoreWriter:
@@ -40,6 +41,7 @@ class StoreWriter:
         store: Store,
         rules: VisitRules = VisitRules(),
         crops: Path | None = None,
+        retention: Retention = Retention(),
         on_overstay: OnOverstay | None = None,
         live: bool = True,
         tick: float = 10.0,
@@ -47,6 +49,8 @@ class StoreWriter:
         drain_timeout: float = 30.0,
     ) -> None:
         self.store, self.rules, self.crops, self.on_overstay = store, rules, crops, on_overstay
+        self.retention = retention
+        self._purged: datetime | None = None
         self.live, self.tick, self.max_backoff, self.drain_timeout = live, tick, max_backoff, drain_timeout
         if crops is not None:
             crops.mkdir(parents=True, exist_ok=True)
@@ -131,6 +135,18 @@ class StoreWriter:
         with self.store.session() as session:
             due = due_overstays(session, now, self.rules)
             close_absent(session, now, self.rules)
+        if self._purged is None or now - self._purged >= PURGE_EVERY:
+            self._purge(now)
         if self.on_overstay is not None:
             for overstay in due:
                 self.on_overstay(overstay, now)
+
+    def _purge(self, now: datetime) -> None:
+        """The retention's purge, on start and hourly by the site's clock, so that no one has to remember it."""
+        with self.store.session() as session:
+            crops, reads, visits = purge(session, now, self.retention)
+        self._purged = now
+        for name in crops if self.crops is not None else []:
+            (self.crops / name).unlink(missing_ok=True)
+        if reads or visits:
+            log.info("store: purged %d reads and %d visits past their retention", reads, visits)

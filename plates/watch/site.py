@@ -91,6 +91,8 @@ class SiteSettings:
     absent_after: float = 1440.0  # minutes after which a visit not closed at an exit closes as absent
     overstay_after: float | None = None  # minutes inside after which a visit is alerted once
     visit_distance: float = 1.0  # how far an exit read may be from the plate whose visit it closes
+    keep_reads_days: float = 30.0  # reads and their crops older than this are purged (plates are personal data)
+    keep_visits_days: float = 365.0  # closed visits older than this are purged
 
     def check(self, where: str) -> None:
         for index, camera in enumerate(self.cameras):
@@ -108,6 +110,8 @@ class SiteSettings:
             raise SettingsError(f"{where}: discovery_prefix {self.discovery_prefix!r} is no MQTT topic prefix")
         if not self.absent_after > 0 or (self.overstay_after is not None and not self.overstay_after > 0):
             raise SettingsError(f"{where}: absent_after and overstay_after must be above 0 minutes")
+        if not self.keep_reads_days > 0 or not self.keep_visits_days > 0:
+            raise SettingsError(f"{where}: keep_reads_days and keep_visits_days must be above 0")
         if self.visit_distance < 0:
             raise SettingsError(f"{where}: visit_distance must be 0 or more, got {self.visit_distance}")
         if not self.store and any(camera.role != "none" for camera in self.cameras):
@@ -128,6 +132,8 @@ SITE_OPTIONS = (
     "absent_after",
     "overstay_after",
     "visit_distance",
+    "keep_reads_days",
+    "keep_visits_days",
 )
 
 
@@ -225,6 +231,8 @@ def load_site(path: Path) -> SiteSettings:
         absent_after=_number(raw.get("absent_after", 1440), f"{where}: absent_after", float),
         overstay_after=_optional_number(raw.get("overstay_after"), f"{where}: overstay_after"),
         visit_distance=_number(raw.get("visit_distance", 1.0), f"{where}: visit_distance", float),
+        keep_reads_days=_number(raw.get("keep_reads_days", 30), f"{where}: keep_reads_days", float),
+        keep_visits_days=_number(raw.get("keep_visits_days", 365), f"{where}: keep_visits_days", float),
     )
     site.check(where)
     return site

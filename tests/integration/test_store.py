@@ -15,7 +15,7 @@ from sqlalchemy import text as sql
 from plates.exceptions import SettingsError
 from plates.store import corrections, search
 from plates.store.database import Store
-from plates.store.records import VisitRules, close_absent, due_overstays, purge, record
+from plates.store.records import Retention, VisitRules, close_absent, due_overstays, purge, record
 from plates.store.sightings import Sighting
 from plates.store.writer import StoreWriter
 
@@ -229,7 +229,9 @@ def test_purge_forgets_old_reads_and_visits_but_not_labelled_plates(store):
     with store.session() as session:
         plates = {p.text: p.id for p in session.scalars(sql_select_plates())}
         corrections.describe_plate(session, plates["K555MM99"], "staff", None)
-        crops, reads, visits = purge(session, T0 + timedelta(days=45), timedelta(days=30), timedelta(days=30))
+        crops, reads, visits = purge(
+            session, T0 + timedelta(days=45), Retention(timedelta(days=30), timedelta(days=30))
+        )
     assert (crops, reads, visits) == (["2026-11-28/a.jpg"], 3, 1)
     with store.session() as session:
         assert sorted(p.text for p in session.scalars(sql_select_plates())) == ["B840CK197", "K555MM99"]
@@ -286,3 +288,21 @@ def _wait(condition, within: float = 20.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("not within the time")
         time.sleep(0.05)
+
+
+def test_the_writer_purges_old_reads_and_their_crops_by_itself(store_url, tmp_path):
+    crops = tmp_path / "crops"
+    retention = Retention(keep_reads=timedelta(days=1), keep_visits=timedelta(days=1))
+    writer = StoreWriter(Store(store_url), RULES, crops, retention, live=False)
+    try:
+        writer.write(Sighting(**{**seen("a", 0, "A123BC77", None).__dict__, "crop_jpeg": b"\xff\xd8old"}))
+        writer.write(Sighting(**{**seen("a", 60 * 48, "B840CK197", None).__dict__, "crop_jpeg": b"\xff\xd8new"}))
+        _wait(lambda: writer.written == 2)
+    finally:
+        writer.close()
+    store = Store(store_url)
+    with store.session() as session:
+        reads = search.search_reads(session, search.ReadQuery())["reads"]
+    store.close()
+    assert [r["text"] for r in reads] == ["B840CK197"]
+    assert [p.read_bytes() for p in crops.rglob("*.jpg")] == [b"\xff\xd8new"]
