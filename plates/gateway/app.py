@@ -74,6 +74,8 @@ def create_app(settings: Settings, triton=None, health_check: Check | None = Non
                 await watching
             if triton is None:
                 await client.close()
+            if app.state.history is not None:
+                await asyncio.to_thread(app.state.history.close)
 
     app = FastAPI(
         title="plates gateway",
@@ -92,6 +94,18 @@ def create_app(settings: Settings, triton=None, health_check: Check | None = Non
     )
     app.state.usage = Usage({key_id(key): quota for key, quota in settings.quotas})
     routers = (home.router, snapshot.router, codeproject.router, operations.router)
+    app.state.history = app.state.store = None
+    if settings.store:
+        # SQLAlchemy loads only where the gateway keeps a store; a wrong URL stops it here, before it listens.
+        from plates.gateway.history import api_router as history
+        from plates.gateway.history.recording import History
+        from plates.store.database import Store
+        from plates.store.writer import StoreWriter
+
+        app.state.store = Store(settings.store)
+        crops = Path(settings.store_crops) if settings.store_crops else None
+        app.state.history = History(StoreWriter(app.state.store, crops=crops), dict(settings.camera_roles))
+        routers += (history.router, history.page_router)
     for router in routers:
         app.include_router(router)
     app.add_exception_handler(HTTPException, http_error)

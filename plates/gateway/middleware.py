@@ -21,9 +21,9 @@ from plates.gateway.metrics import Metrics
 access_log = logging.getLogger("plates.gateway.access")
 log = logging.getLogger("plates.gateway")
 
-# Served to anyone: the page for people, probes, Prometheus, the API's description, and the status routes that
-# CodeProject.AI's clients poll carry no photos and no secrets.
-OPEN_PATHS = frozenset({"/", "/healthz", "/readyz", "/metrics", "/openapi.json"})
+# Served to anyone: the pages for people (their scripts send the key a person types), probes, Prometheus, the API's
+# description, and the status routes that CodeProject.AI's clients poll carry no photos and no secrets.
+OPEN_PATHS = frozenset({"/", "/history", "/healthz", "/readyz", "/metrics", "/openapi.json"})
 OPEN_PREFIXES = ("/docs", "/v1/status/", "/v1/server/status/")
 # Where another layer answered (an HTTP error of the routes, the connection's deadline), it leaves the answer's
 # (status, code) in the scope under this key, for the log line and the metrics.

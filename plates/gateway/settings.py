@@ -49,6 +49,11 @@ class Settings:
     body_timeout: float = 30.0  # seconds from the end of the headers to the end of the body
     inference_timeout: float = 30.0  # seconds Triton has for one photo
     health_interval: float = 5.0  # seconds between deep health checks
+    # The site's store (plates.store), where photos that name a camera_id are remembered; its crops folder; and each
+    # camera's role for visits.
+    store: str | None = None
+    store_crops: str | None = None
+    camera_roles: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         numbers = {f.name: getattr(self, f.name) for f in fields(self) if f.type in ("int", "float")}
@@ -106,6 +111,13 @@ FLAGS: tuple[tuple[str, type, str], ...] = (
     ("body-timeout", float, "seconds a request's body may take to arrive after its headers; then 408"),
     ("inference-timeout", float, "seconds Triton may take for one photo; then 504"),
     ("health-interval", float, "seconds between deep health checks of Triton"),
+    (
+        "store",
+        str,
+        "remember each plate of a photo that names a camera_id in this store: a SQLite file or a postgresql:// URL; "
+        "also serves the site's history at /history and /v1/history/",
+    ),
+    ("store-crops", str, "the folder of the store's crops, served at /v1/history/crops/ (plates watch writes them)"),
 )
 
 
@@ -125,12 +137,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"(${PREFIX}KEYS_FILE); also ${PREFIX}KEYS, comma-separated",
     )
     parser.add_argument(
+        "--camera-roles",
+        type=camera_roles,
+        default=os.environ.get(PREFIX + "CAMERA_ROLES", ""),
+        help=f"each camera's role for the store's visits, comma-separated: gate-in=entrance,gate-out=exit "
+        f"(${PREFIX}CAMERA_ROLES; none)",
+    )
+    parser.add_argument(
         "--anonymous-from",
         type=networks,
         default=os.environ.get(PREFIX + "ANONYMOUS_FROM", ""),
         help=f"networks whose requests are served without an API key, comma-separated, such as 127.0.0.0/8,"
         f"10.0.0.0/8 (${PREFIX}ANONYMOUS_FROM; none)",
     )
+
+
+def camera_roles(text: str) -> tuple[tuple[str, str], ...]:
+    """`gate-in=entrance,gate-out=exit`."""
+    roles = []
+    for part in (part.strip() for part in text.split(",")):
+        camera, _, role = part.partition("=")
+        if not part:
+            continue
+        if role not in ("entrance", "exit", "none"):
+            raise argparse.ArgumentTypeError(f"{part!r}: write CAMERA=entrance, CAMERA=exit or CAMERA=none")
+        roles.append((camera.strip(), role))
+    return tuple(roles)
 
 
 def networks(text: str) -> tuple[Network, ...]:
@@ -154,6 +186,7 @@ def settings_from(args: argparse.Namespace, environ: dict[str, str] | None = Non
         keys=tuple(dict.fromkeys(keys)),
         quotas=tuple((k, q) for k, q in quotas.items() if q),
         anonymous_from=args.anonymous_from,
+        camera_roles=args.camera_roles,
         **values,
     )
 

@@ -44,6 +44,7 @@ def read_dict(read: ReadRow, plate: str | None) -> dict:
         "text": read.text,
         "read_text": read.read_text,
         "plate": plate,
+        "plate_id": read.plate_id,
         "text_score": read.text_score,
         "candidates": [{"text": text, "score": score} for text, score in read.candidates],
         "box": read.box,

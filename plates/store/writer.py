@@ -1,9 +1,10 @@
 """Writing sightings from a thread of their own, so that a slow or absent database never holds up reading.
 
-While the database cannot be written (PostgreSQL restarting, a network cut, a locked or full disk), the sightings
-wait in memory in their order and the writer tries again, backing off to `max_backoff` seconds: nothing is dropped,
-and one line says the store is failing and one that it is back. Each sighting is written in a transaction of its own
-with its crop, so a process killed mid-write leaves every committed read whole and the one in flight absent.
+While the database cannot be written (PostgreSQL restarting, a network cut, a locked or full disk: SQLAlchemy's
+OperationalError), the sightings wait in memory in their order and the writer tries again, backing off to `max_backoff`
+seconds: nothing is dropped, and one line says the store is failing and one that it is back. Each sighting is written in
+a transaction of its own with its crop, so a process killed mid-write leaves every committed read whole and the one in
+flight absent.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import InterfaceError, OperationalError
 
 from plates.store.database import Store
 from plates.store.records import Overstay, Retention, VisitRules, close_absent, due_overstays, purge, record
@@ -82,19 +83,26 @@ class StoreWriter:
                 sighting = self._queue.get(timeout=self.tick)
             except queue.Empty:
                 if self.live:
-                    self._retrying(lambda: self._check(datetime.now(timezone.utc)))
+                    try:
+                        self._retrying(lambda: self._check(datetime.now(timezone.utc)))
+                    except Exception as error:  # the thread lives on: the next tick checks again
+                        log.error("store: the check of visits failed: %s", error)
                 continue
             if sighting is None:
                 return
             crop = self._save_crop(sighting)
-            self._retrying(lambda: self._write(sighting, crop))
+            try:
+                self._retrying(lambda: self._write(sighting, crop))
+            except Exception as error:
+                # Not the database away (those are retried) but this read refused by it: it would be refused again.
+                log.error("store: read of %s at %s refused: %s", sighting.camera_id, sighting.seen_at, error)
 
     def _retrying(self, attempt: Callable[[], object]) -> None:
         delay = 0.1
         while True:
             try:
                 attempt()
-            except (SQLAlchemyError, OSError) as error:
+            except (OperationalError, InterfaceError, OSError) as error:
                 if self.failing_since is None:
                     self.failing_since = time.monotonic()
                     reason = getattr(error, "orig", None) or error

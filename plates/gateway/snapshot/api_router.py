@@ -90,7 +90,14 @@ async def read_plates(request: Request) -> Response:
     with state.usage.call(request.state.key) as calls:
         async with state.in_flight.photo():
             reading = await read_snapshot(
-                state.recognizer, photo, filename, text(form, "camera_id"), text(form, "timestamp"), options, calls
+                state.recognizer,
+                photo,
+                filename,
+                text(form, "camera_id"),
+                text(form, "timestamp"),
+                options,
+                calls,
+                state.history,
             )
     # Serialized here, from the model built in serving: FastAPI would validate the same model again.
     return Response(reading.model_dump_json(), status_code=201, media_type="application/json")

@@ -4,6 +4,7 @@ the request asked for applied."""
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from plates.client.service import Plate
 from plates.exceptions import InvalidInputError
@@ -12,6 +13,9 @@ from plates.gateway.recognizer import Recognizer
 from plates.gateway.snapshot.options import Options
 from plates.gateway.snapshot.protocol import Reading, Usage, result_of, timestamp_of, unread_of
 from plates.gateway.usage import Calls
+
+if TYPE_CHECKING:  # SQLAlchemy loads only where the gateway keeps a store
+    from plates.gateway.history.recording import History
 
 FIELD = "upload"  # the form field of the photo, in every message to the client
 
@@ -24,6 +28,7 @@ async def read_snapshot(
     timestamp: str | None,
     options: Options,
     calls: Calls,
+    history: History | None = None,
 ) -> Reading:
     started = time.perf_counter()
     try:
@@ -33,6 +38,8 @@ async def read_snapshot(
     read = await recognizer.read(photo, FIELD)
     found = [plate for plate in read.plates if plate.score >= options.threshold_d]
     results = [plate for plate in found if is_read(plate, options)]
+    if history is not None:
+        history.remember(camera_id, stamp, results)
     return Reading(
         processing_time=round((time.perf_counter() - started) * 1000, 3),
         results=[result_of(plate) for plate in results],
