@@ -66,8 +66,13 @@ def describe_plate(session: Session, plate_id: int, label: str | None, tags: lis
     plate = session.get(PlateRow, plate_id)
     if plate is None:
         raise NotFound(f"no plate {plate_id}")
+    # Printable text only: PostgreSQL refuses a NUL in a string, and a control character has no place in a label.
     if label is not None:
-        plate.label = label.strip()[:200]
+        plate.label = _printable(label)[:200]
     if tags is not None:
-        plate.tags = sorted({tag.strip()[:40] for tag in tags if tag.strip()})[:20]
+        plate.tags = sorted({_printable(tag)[:40] for tag in tags if _printable(tag)})[:20]
     return plate
+
+
+def _printable(text: str) -> str:
+    return "".join(char for char in text if char.isprintable()).strip()

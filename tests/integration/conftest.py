@@ -93,8 +93,14 @@ def keyed_gateway(request, triton_url, triton_grpc_url, tmp_path_factory):
         wait_until_ready(normalize_url(given))
         yield normalize_url(given)
         return
-    log = tmp_path_factory.mktemp("gateway") / "gateway.log"
-    with running_gateway(triton_url, triton_grpc_url, log, KEYS=KEY) as url:
+    folder = tmp_path_factory.mktemp("gateway")
+    # With a store, so that its history's routes are served, and tested (schemathesis, the page in Chromium).
+    store = {
+        "STORE": str(folder / "site.db"),
+        "STORE_CROPS": str(folder / "crops"),
+        "CAMERA_ROLES": "page-in=entrance,page-out=exit",
+    }
+    with running_gateway(triton_url, triton_grpc_url, folder / "gateway.log", KEYS=KEY, **store) as url:
         yield url
 
 

@@ -13,8 +13,10 @@ import io
 import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Annotated
 
 from fastapi import APIRouter, Request
+from fastapi import Path as PathParameter
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from pydantic import BaseModel, Field
 
@@ -22,6 +24,7 @@ from plates.gateway.errors import Refusal
 from plates.store import corrections, search
 from plates.store.corrections import NotFound
 from plates.store.search import ReadQuery
+from plates.watch.site import CAMERA_ID
 
 router = APIRouter(prefix="/v1/history", tags=["the site's history"])
 page_router = APIRouter(tags=["the site's history"])
@@ -38,6 +41,9 @@ ERRORS = {
     401: {"description": "No API key, or not a valid one"},
     404: {"description": "No such read, plate or crop"},
 }
+MAX_OFFSET = 10**9
+# Row ids fit in 63 bits in both databases; a bigger number in a path is refused by its schema, not by the database.
+Id = Annotated[int, PathParameter(ge=1, le=2**62)]
 CSV_COLUMNS = ("id", "seen_at", "camera_id", "plate", "text", "read_text", "text_score", "direction", "crop")
 
 
@@ -50,9 +56,18 @@ def _moment(text: str | None, name: str) -> datetime | None:
         return None
     try:
         moment = datetime.fromisoformat(text[:40].replace("Z", "+00:00"))
-    except ValueError:
+        # In UTC, as the store keeps it: a time whose UTC falls outside years 1 to 9999 is refused here.
+        return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+    except (ValueError, OverflowError):
         raise Refusal(400, "invalid_request", f"{name} {text[:40]!r} is no ISO 8601 time (2026-11-28T01:00Z)") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _camera(camera_id: str | None) -> str | None:
+    if not camera_id:
+        return None
+    if not CAMERA_ID.fullmatch(camera_id):
+        raise Refusal(400, "invalid_request", f"camera_id {camera_id[:40]!r}: 1 to 64 letters, digits, '_' or '-'")
+    return camera_id
 
 
 def _limit(limit: int) -> int:
@@ -64,12 +79,12 @@ def _limit(limit: int) -> int:
 def _query(plate, camera_id, since, until, max_distance, limit, offset) -> ReadQuery:
     if not 0 <= max_distance <= 2:
         raise Refusal(400, "invalid_request", f"max_distance must be 0 to 2, got {max_distance}")
-    if offset < 0:
-        raise Refusal(400, "invalid_request", f"offset must be 0 or more, got {offset}")
+    if not 0 <= offset <= MAX_OFFSET:
+        raise Refusal(400, "invalid_request", f"offset must be 0 to {MAX_OFFSET:,}, got {offset}")
     return ReadQuery(
         plate or None,
         max_distance,
-        camera_id[:64] if camera_id else None,
+        _camera(camera_id),
         _moment(since, "since"),
         _moment(until, "until"),
         _limit(limit),
@@ -145,11 +160,11 @@ def counts(
     if by not in ("hour", "day"):
         raise Refusal(400, "invalid_request", f"by must be hour or day, got {by[:20]!r}")
     with _store(request).session() as session:
-        return search.counts(session, by, _moment(since, "since"), _moment(until, "until"), camera_id)
+        return search.counts(session, by, _moment(since, "since"), _moment(until, "until"), _camera(camera_id))
 
 
 @router.get("/plates/{plate_id}", responses=ERRORS, summary="A plate: its label, tags, reads and visits")
-def plate(request: Request, plate_id: int) -> dict:
+def plate(request: Request, plate_id: Id) -> dict:
     with _store(request).session() as session:
         found = search.plate_history(session, plate_id, datetime.now(timezone.utc))
     if found is None:
@@ -162,7 +177,7 @@ class Correction(BaseModel):
 
 
 class Merge(BaseModel):
-    into: int = Field(description="The plate that this one is")
+    into: int = Field(description="The plate that this one is", ge=1, le=2**62)
 
 
 class Description(BaseModel):
@@ -181,7 +196,7 @@ def _change(request: Request, change) -> dict:
 
 
 @router.post("/reads/{read_id}/correction", responses=ERRORS, summary="Give a read its right text; its visit follows")
-def correct(request: Request, read_id: int, correction: Correction) -> dict:
+def correct(request: Request, read_id: Id, correction: Correction) -> dict:
     def change(session):
         read = corrections.correct_read(session, read_id, correction.text)
         return {"id": read.id, "text": read.text, "read_text": read.read_text, "plate_id": read.plate_id}
@@ -190,12 +205,12 @@ def correct(request: Request, read_id: int, correction: Correction) -> dict:
 
 
 @router.post("/plates/{plate_id}/merge", responses=ERRORS, summary="This plate is another: its reads and visits move")
-def merge(request: Request, plate_id: int, merge: Merge) -> dict:
+def merge(request: Request, plate_id: Id, merge: Merge) -> dict:
     return _change(request, lambda session: {"id": corrections.merge_plates(session, plate_id, merge.into).id})
 
 
 @router.patch("/plates/{plate_id}", responses=ERRORS, summary="A plate's label and tags")
-def describe(request: Request, plate_id: int, description: Description) -> dict:
+def describe(request: Request, plate_id: Id, description: Description) -> dict:
     def change(session):
         found = corrections.describe_plate(session, plate_id, description.label, description.tags)
         return {"id": found.id, "label": found.label, "tags": found.tags}
