@@ -17,7 +17,8 @@ LOOK_ALIKE_COST = 0.5
 # alike in a small or blurred plate.
 LOOK_ALIKE = {frozenset(pair) for pair in ("0O", "OC", "8B", "6B", "7T", "4A", "HM", "KX")}
 # The plate's letters typed in Cyrillic become their Latin look-alikes, as the recognizer writes them.
-CYRILLIC = str.maketrans("АВЕКМНОРСТУХ", "ABEKMHOPCTYX")
+CYRILLIC_LETTERS = "АВЕКМНОРСТУХавекмнорстух"
+CYRILLIC = str.maketrans(CYRILLIC_LETTERS, "ABEKMHOPCTYX" * 2)
 
 
 def unit_cost(a: str, b: str) -> float:
@@ -60,7 +61,7 @@ def alignment(expected: str, got: str) -> list[tuple[str, str]]:
 
 def normalize_plate(text: str) -> str:
     """Upper case, Cyrillic letters as their Latin look-alikes, no spaces or dashes: `а 505 ро 198` -> A505PO198."""
-    return re.sub(r"[\s-]", "", text).upper().translate(CYRILLIC)
+    return re.sub(r"[\s-]", "", text).translate(CYRILLIC).upper()
 
 
 def look_alike_cost(a: str, b: str) -> float:

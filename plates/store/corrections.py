@@ -36,11 +36,11 @@ def correct_read(session: Session, read_id: int, text: str) -> ReadRow:
 def merge_plates(session: Session, source_id: int, target_id: int) -> PlateRow:
     """Plate `source_id` is plate `target_id` (the same vehicle read two ways): its reads and visits move to the
     target, its label and tags join the target's, and it is gone."""
-    if source_id == target_id:
-        raise ValueError("a plate cannot be merged into itself")
     source, target = session.get(PlateRow, source_id), session.get(PlateRow, target_id)
     if source is None or target is None:
         raise NotFound(f"no plate {source_id if source is None else target_id}")
+    if source is target:  # already one
+        return target
     session.execute(update(ReadRow).where(ReadRow.plate_id == source.id).values(plate_id=target.id))
     session.execute(update(VisitRow).where(VisitRow.plate_id == source.id).values(plate_id=target.id))
     target.label = target.label or source.label

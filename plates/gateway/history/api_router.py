@@ -13,20 +13,34 @@ import io
 import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi import Path as PathParameter
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from pydantic import BaseModel, Field
 
 from plates.gateway.errors import Refusal
+from plates.recognition.edits import CYRILLIC_LETTERS
 from plates.store import corrections, search
 from plates.store.corrections import NotFound
 from plates.store.search import ReadQuery
 from plates.watch.site import CAMERA_ID
 
-router = APIRouter(prefix="/v1/history", tags=["the site's history"])
+
+def _known_parameters(request: Request) -> None:
+    """A query parameter the route does not take is refused: a typo (`plates=`) must not widen a search silently."""
+    route = request.scope.get("route")
+    allowed = {parameter.alias for parameter in route.dependant.query_params} if route is not None else set()
+    unknown = sorted(set(request.query_params) - allowed)
+    if unknown:
+        message = (
+            f"unknown query parameter {unknown[0][:40]!r} (this route takes {', '.join(sorted(allowed)) or 'none'})"
+        )
+        raise Refusal(400, "invalid_request", message)
+
+
+router = APIRouter(prefix="/v1/history", tags=["the site's history"], dependencies=[Depends(_known_parameters)])
 page_router = APIRouter(tags=["the site's history"])
 
 PAGE = (Path(__file__).parent / "page.html").read_text()
@@ -41,9 +55,8 @@ ERRORS = {
     401: {"description": "No API key, or not a valid one"},
     404: {"description": "No such read, plate or crop"},
 }
-MAX_OFFSET = 10**9
-# Row ids fit in 63 bits in both databases; a bigger number in a path is refused by its schema, not by the database.
-Id = Annotated[int, PathParameter(ge=1, le=2**62)]
+# Row ids fit in 63 bits in both databases; 2**53, the largest whole number a JSON number holds exactly everywhere.
+Id = Annotated[int, PathParameter(ge=1, le=2**53)]
 CSV_COLUMNS = ("id", "seen_at", "camera_id", "plate", "text", "read_text", "text_score", "direction", "crop")
 
 
@@ -51,67 +64,65 @@ def _store(request: Request):
     return request.app.state.store
 
 
-def _moment(text: str | None, name: str) -> datetime | None:
-    if text is None or text == "":
+def _utc(text: str | None) -> datetime | None:
+    """A query's time in UTC, as the store keeps it; naive, it is UTC. One whose UTC falls outside years 1 to 9999
+    is the first or last moment there is. Parsed here, not by pydantic, which also takes "0.5" for a time."""
+    if text is None:
         return None
     try:
-        moment = datetime.fromisoformat(text[:40].replace("Z", "+00:00"))
-        # In UTC, as the store keeps it: a time whose UTC falls outside years 1 to 9999 is refused here.
-        return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
-    except (ValueError, OverflowError):
-        raise Refusal(400, "invalid_request", f"{name} {text[:40]!r} is no ISO 8601 time (2026-11-28T01:00Z)") from None
+        moment = datetime.fromisoformat(text[:64].replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise Refusal(400, "invalid_request", f"{text[:40]!r} is no ISO 8601 time (2026-11-28T01:00:00Z)") from None
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    try:
+        return aware.astimezone(timezone.utc)
+    except OverflowError:
+        edge = datetime.min if aware.year == 1 else datetime.max
+        return edge.replace(tzinfo=timezone.utc)
 
 
-def _camera(camera_id: str | None) -> str | None:
-    if not camera_id:
-        return None
-    if not CAMERA_ID.fullmatch(camera_id):
-        raise Refusal(400, "invalid_request", f"camera_id {camera_id[:40]!r}: 1 to 64 letters, digits, '_' or '-'")
-    return camera_id
-
-
-def _limit(limit: int) -> int:
-    if not 1 <= limit <= search.MAX_LIMIT:
-        raise Refusal(400, "invalid_request", f"limit must be 1 to {search.MAX_LIMIT}, got {limit}")
-    return limit
-
-
-def _query(plate, camera_id, since, until, max_distance, limit, offset) -> ReadQuery:
-    if not 0 <= max_distance <= 2:
-        raise Refusal(400, "invalid_request", f"max_distance must be 0 to 2, got {max_distance}")
-    if not 0 <= offset <= MAX_OFFSET:
-        raise Refusal(400, "invalid_request", f"offset must be 0 to {MAX_OFFSET:,}, got {offset}")
-    return ReadQuery(
-        plate or None,
-        max_distance,
-        _camera(camera_id),
-        _moment(since, "since"),
-        _moment(until, "until"),
-        _limit(limit),
-        offset,
-    )
+DATE_TIME = {"format": "date-time"}
+# The query's parameters, bounded in the schema itself: a request the schema allows is answered, one it does not is
+# a 400 that names the parameter (plates.gateway.app.invalid_request).
+PlateText = Annotated[
+    str | None,
+    Query(
+        description="A plate as a person types it (Cyrillic or Latin, spaces and dashes allowed)",
+        pattern=f"^[0-9A-Za-z{CYRILLIC_LETTERS} -]{{1,24}}$",
+    ),
+]
+CameraId = Annotated[str | None, Query(description="One camera's reads", pattern=CAMERA_ID.pattern.join("^$"))]
+Since = Annotated[
+    str | None, Query(description="From this time (ISO 8601; without a zone, UTC)", json_schema_extra=DATE_TIME)
+]
+Until = Annotated[str | None, Query(description="Before this time", json_schema_extra=DATE_TIME)]
+Distance = Annotated[float, Query(ge=0, le=2, description="How far a plate may be from `plate`: 0.5 a look-alike")]
+Limit = Annotated[int, Query(ge=1, le=search.MAX_LIMIT)]
+Offset = Annotated[int, Query(ge=0, le=10**9)]
 
 
 def _search(request: Request, query: ReadQuery) -> dict:
-    try:
-        with _store(request).session() as session:
-            return search.search_reads(session, query)
-    except ValueError as error:
-        raise Refusal(400, "invalid_request", str(error)) from error
+    if query.plate is not None:
+        try:
+            search.searched_text(query.plate)
+        except ValueError:  # the schema's characters, but longer than any plate: none is near
+            return {"plates": [], "reads": []}
+    with _store(request).session() as session:
+        return search.search_reads(session, query)
 
 
 @router.get("/reads", responses=ERRORS, summary="Reads, newest first: by plate (fuzzy), camera and time span")
 def reads(
     request: Request,
-    plate: str | None = None,
-    camera_id: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    max_distance: float = 1.0,
-    limit: int = 100,
-    offset: int = 0,
+    plate: PlateText = None,
+    camera_id: CameraId = None,
+    since: Since = None,
+    until: Until = None,
+    max_distance: Distance = 1.0,
+    limit: Limit = 100,
+    offset: Offset = 0,
 ) -> dict:
-    return _search(request, _query(plate, camera_id, since, until, max_distance, limit, offset))
+    return _search(request, ReadQuery(plate, max_distance, camera_id, _utc(since), _utc(until), limit, offset))
 
 
 @router.get(
@@ -122,13 +133,14 @@ def reads(
 )
 def reads_csv(
     request: Request,
-    plate: str | None = None,
-    camera_id: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    max_distance: float = 1.0,
+    plate: PlateText = None,
+    camera_id: CameraId = None,
+    since: Since = None,
+    until: Until = None,
+    max_distance: Distance = 1.0,
 ) -> Response:
-    found = _search(request, _query(plate, camera_id, since, until, max_distance, search.MAX_LIMIT, 0))
+    query = ReadQuery(plate, max_distance, camera_id, _utc(since), _utc(until), search.MAX_LIMIT, 0)
+    found = _search(request, query)
     text = io.StringIO()
     writer = csv.DictWriter(text, CSV_COLUMNS, extrasaction="ignore")
     writer.writeheader()
@@ -138,29 +150,32 @@ def reads_csv(
 
 
 @router.get("/inside", responses=ERRORS, summary="The vehicles inside now, the longest first")
-def inside(request: Request, longer_than_minutes: float | None = None, limit: int = 100) -> list[dict]:
-    if longer_than_minutes is not None and not 0 <= longer_than_minutes <= 10**6:
-        raise Refusal(400, "invalid_request", "longer_than_minutes must be 0 to 1,000,000")
+def inside(
+    request: Request,
+    longer_than_minutes: Annotated[float | None, Query(ge=0, le=10**6)] = None,
+    limit: Limit = 100,
+) -> list[dict]:
     longer = timedelta(minutes=longer_than_minutes) if longer_than_minutes is not None else None
     with _store(request).session() as session:
-        return search.inside_now(session, datetime.now(timezone.utc), longer, _limit(limit))
+        return search.inside_now(session, datetime.now(timezone.utc), longer, limit)
 
 
 @router.get("/visits", responses=ERRORS, summary="Visits, newest first, in a time span")
-def visits(request: Request, since: str | None = None, until: str | None = None, limit: int = 100) -> list[dict]:
+def visits(request: Request, since: Since = None, until: Until = None, limit: Limit = 100) -> list[dict]:
     with _store(request).session() as session:
-        now = datetime.now(timezone.utc)
-        return search.visits(session, now, _moment(since, "since"), _moment(until, "until"), limit=_limit(limit))
+        return search.visits(session, datetime.now(timezone.utc), _utc(since), _utc(until), limit=limit)
 
 
 @router.get("/counts", responses=ERRORS, summary="Reads per hour or per day (UTC)")
 def counts(
-    request: Request, by: str = "hour", camera_id: str | None = None, since: str | None = None, until: str | None = None
+    request: Request,
+    by: Literal["hour", "day"] = "hour",
+    camera_id: CameraId = None,
+    since: Since = None,
+    until: Until = None,
 ) -> list[dict]:
-    if by not in ("hour", "day"):
-        raise Refusal(400, "invalid_request", f"by must be hour or day, got {by[:20]!r}")
     with _store(request).session() as session:
-        return search.counts(session, by, _moment(since, "since"), _moment(until, "until"), _camera(camera_id))
+        return search.counts(session, by, _utc(since), _utc(until), camera_id)
 
 
 @router.get("/plates/{plate_id}", responses=ERRORS, summary="A plate: its label, tags, reads and visits")
@@ -173,11 +188,15 @@ def plate(request: Request, plate_id: Id) -> dict:
 
 
 class Correction(BaseModel):
-    text: str = Field(description="The plate as a person reads it on the crop (Cyrillic or Latin)", max_length=64)
+    text: str = Field(
+        description="The plate as a person reads it on the crop (Cyrillic or Latin)",
+        pattern=f"^[0-9A-Za-z{CYRILLIC_LETTERS} -]*[0-9A-Za-z{CYRILLIC_LETTERS}][0-9A-Za-z{CYRILLIC_LETTERS} -]*$",
+        max_length=24,
+    )
 
 
 class Merge(BaseModel):
-    into: int = Field(description="The plate that this one is", ge=1, le=2**62)
+    into: int = Field(description="The plate that this one is", ge=1, le=2**53)
 
 
 class Description(BaseModel):
@@ -209,7 +228,7 @@ def merge(request: Request, plate_id: Id, merge: Merge) -> dict:
     return _change(request, lambda session: {"id": corrections.merge_plates(session, plate_id, merge.into).id})
 
 
-@router.patch("/plates/{plate_id}", responses=ERRORS, summary="A plate's label and tags")
+@router.put("/plates/{plate_id}/description", responses=ERRORS, summary="A plate's label and tags")
 def describe(request: Request, plate_id: Id, description: Description) -> dict:
     def change(session):
         found = corrections.describe_plate(session, plate_id, description.label, description.tags)

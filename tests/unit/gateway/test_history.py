@@ -113,3 +113,8 @@ def test_the_store_a_gateway_made_opens_at_its_schema(tmp_path):
     with serving(Settings(store=str(tmp_path / "site.db"))):
         pass
     assert Store(str(tmp_path / "site.db")).revision() == "0001"
+
+
+def test_an_unknown_query_parameter_is_refused_by_name(gateway):
+    answer = requests.get(f"{gateway}/v1/history/reads?plates=B840CK197", headers=AUTH)
+    assert answer.status_code == 400 and "unknown query parameter 'plates'" in answer.json()["error"]["message"]
