@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from plates.recognition.edits import LOOK_ALIKE_COST, plate_distance
@@ -73,15 +73,20 @@ def plate_for(session: Session, text: str, seen_at: datetime) -> PlateRow:
     return plate
 
 
-def near_plates(session: Session, texts: list[str], max_distance: float, among=None) -> list[tuple[PlateRow, float]]:
+def near_plates(
+    session: Session, texts: list[str], max_distance: float, inside_only: bool = False
+) -> list[tuple[PlateRow, float]]:
     """Plates within `max_distance` of any of `texts` (at most one edit beyond look-alikes, plates.store.fuzzy),
-    nearest first, each with its distance. `among`, a subquery of plate ids, narrows the search."""
+    nearest first, each with its distance; with `inside_only`, only those with a visit open."""
     lookup = set().union(*(keys(text) for text in texts)) if texts else set()
     if not lookup:
         return []
     query = select(PlateRow).where(PlateRow.id.in_(select(PlateKey.plate_id).where(PlateKey.key.in_(lookup))))
-    if among is not None:
-        query = query.where(PlateRow.id.in_(among))
+    if inside_only:
+        # Per plate found, through the visits' (plate, entered_at) index: never a scan of every open visit.
+        query = query.where(
+            select(VisitRow.id).where(VisitRow.plate_id == PlateRow.id, VisitRow.state == "inside").exists()
+        )
     found = []
     for plate in session.scalars(query):
         nearest = min(plate_distance(text, plate.text) for text in texts)
@@ -96,24 +101,79 @@ def open_visit_of(session: Session, plate_id: int) -> VisitRow | None:
     )
 
 
+def _read_values(sighting: Sighting, crop: str | None) -> dict:
+    return {
+        "camera_id": sighting.camera_id,
+        "source": sighting.source[:500],
+        "track": sighting.track,
+        "seen_at": sighting.seen_at,
+        "last_seen_at": sighting.last_seen_at,
+        "text": sighting.text,
+        "read_text": sighting.text,
+        "text_score": sighting.text_score,
+        "candidates": [[text, score] for text, score in sighting.candidates],
+        "box": list(sighting.box),
+        "readings": sighting.readings,
+        "motion": sighting.motion,
+        "direction": sighting.direction,
+        "crop": crop,
+    }
+
+
+def record_many(session: Session, sightings: list[Sighting], rules: VisitRules, crops: list[str | None]) -> None:
+    """Store `sightings` as `record` does each: the reads of cameras with no role in a few statements for all of
+    them (their plates looked up, made and widened together), then those of entrances and exits one by one, in their
+    order, since each may open or close a visit the next one meets."""
+    plain = [(sighting, crop) for sighting, crop in zip(sightings, crops) if sighting.direction is None]
+    seen: dict[str, tuple[datetime, datetime]] = {}
+    for sighting, _ in plain:
+        if sighting.text is not None:
+            first, last = seen.get(sighting.text, (sighting.seen_at, sighting.seen_at))
+            seen[sighting.text] = (min(first, sighting.seen_at), max(last, sighting.seen_at))
+    ids = _plate_ids(session, seen)
+    if plain:
+        rows = [_read_values(sighting, crop) | {"plate_id": ids.get(sighting.text)} for sighting, crop in plain]
+        session.execute(insert(ReadRow), rows)
+    for sighting, crop in zip(sightings, crops):
+        if sighting.direction is not None:
+            record(session, sighting, rules, crop)
+
+
+def _plate_ids(session: Session, seen: dict[str, tuple[datetime, datetime]]) -> dict[str, int]:
+    """The ids of the plates of `seen`'s texts, each made (with its keys) where new and its seen span widened."""
+    if not seen:
+        return {}
+    known = session.execute(
+        select(PlateRow.text, PlateRow.id, PlateRow.first_seen_at, PlateRow.last_seen_at).where(
+            PlateRow.text.in_(list(seen))
+        )
+    ).all()
+    widened = [
+        {"id": id_, "first_seen_at": min(first, seen[text][0]), "last_seen_at": max(last, seen[text][1])}
+        for text, id_, first, last in known
+        if seen[text][0] < first or seen[text][1] > last
+    ]
+    if widened:
+        session.execute(update(PlateRow), widened)
+    ids = {text: id_ for text, id_, _, _ in known}
+    new = [text for text in seen if text not in ids]
+    if new:
+        session.execute(
+            insert(PlateRow),
+            [
+                {"text": text, "label": "", "tags": [], "first_seen_at": seen[text][0], "last_seen_at": seen[text][1]}
+                for text in new
+            ],
+        )
+        made = dict(session.execute(select(PlateRow.text, PlateRow.id).where(PlateRow.text.in_(new))).all())
+        session.execute(insert(PlateKey), [{"key": key, "plate_id": made[text]} for text in new for key in keys(text)])
+        ids |= made
+    return ids
+
+
 def record(session: Session, sighting: Sighting, rules: VisitRules, crop: str | None = None) -> ReadRow:
     """Store `sighting` as a read (its crop's file name `crop`), and open or close its visit."""
-    read = ReadRow(
-        camera_id=sighting.camera_id,
-        source=sighting.source[:500],
-        track=sighting.track,
-        seen_at=sighting.seen_at,
-        last_seen_at=sighting.last_seen_at,
-        text=sighting.text,
-        read_text=sighting.text,
-        text_score=sighting.text_score,
-        candidates=[[text, score] for text, score in sighting.candidates],
-        box=list(sighting.box),
-        readings=sighting.readings,
-        motion=sighting.motion,
-        direction=sighting.direction,
-        crop=crop,
-    )
+    read = ReadRow(**_read_values(sighting, crop))
     session.add(read)
     if sighting.text is None:
         session.flush()
@@ -121,14 +181,13 @@ def record(session: Session, sighting: Sighting, rules: VisitRules, crop: str | 
     texts = [text for text, _ in sighting.candidates] or [sighting.text]
     if sighting.text not in texts:
         texts.insert(0, sighting.text)
-    inside = select(VisitRow.plate_id).where(VisitRow.state == "inside")
     if sighting.direction == "out":
         # Its own visit, read again at the exit, perhaps a character off.
-        near = near_plates(session, texts, rules.visit_distance, among=inside)
+        near = near_plates(session, texts, rules.visit_distance, inside_only=True)
     elif sighting.direction == "in":
         # Read again at the entrance (a car that waits at the barrier, or comes back through it): only a look-alike
         # counts as the same car, since a new car one character off is as likely.
-        near = near_plates(session, texts, LOOK_ALIKE_COST, among=inside)
+        near = near_plates(session, texts, LOOK_ALIKE_COST, inside_only=True)
     else:
         near = []
     plate = near[0][0] if near else plate_for(session, sighting.text, sighting.seen_at)
@@ -189,14 +248,14 @@ def purge(session: Session, now: datetime, retention: Retention) -> tuple[list[s
         ).rowcount
         or 0
     )
+    # Plates not seen within the retention, with no read or visit left and nothing the operator said of them.
     orphans = (
-        select(PlateRow.id)
-        .where(PlateRow.label == "")
+        select(PlateRow.id, PlateRow.tags)
+        .where(PlateRow.last_seen_at < now - retention.keep_reads, PlateRow.label == "")
         .where(~select(ReadRow.id).where(ReadRow.plate_id == PlateRow.id).exists())
         .where(~select(VisitRow.id).where(VisitRow.plate_id == PlateRow.id).exists())
     )
-    orphan_ids = list(session.scalars(orphans))
-    for plate in session.scalars(select(PlateRow).where(PlateRow.id.in_(orphan_ids))):
-        if not plate.tags:
-            session.delete(plate)
+    gone = [plate_id for plate_id, tags in session.execute(orphans) if not tags]
+    for first in range(0, len(gone), 500):
+        session.execute(delete(PlateRow).where(PlateRow.id.in_(gone[first : first + 500])))
     return crops, reads, visits

@@ -53,6 +53,9 @@ class PlateRow(Base):
     first_seen_at: Mapped[datetime] = mapped_column(UtcDateTime)
     last_seen_at: Mapped[datetime] = mapped_column(UtcDateTime)
 
+    # The purge looks for plates not seen within the retention.
+    __table_args__ = (Index("ix_plates_last_seen_at", "last_seen_at"),)
+
 
 class PlateKey(Base):
     """The keys a plate is found by in a fuzzy search (plates.store.fuzzy): its text with look-alike characters
@@ -114,4 +117,7 @@ class VisitRow(Base):
         Index("ix_visits_state_entered_at", "state", "entered_at"),
         Index("ix_visits_plate_entered_at", "plate_id", "entered_at"),
         Index("ix_visits_entered_at", "entered_at"),
+        # A read deleted sets its visits' reference to null: without these, each deletion scans every visit.
+        Index("ix_visits_entry_read_id", "entry_read_id"),
+        Index("ix_visits_exit_read_id", "exit_read_id"),
     )

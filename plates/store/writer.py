@@ -2,9 +2,8 @@
 
 While the database cannot be written (PostgreSQL restarting, a network cut, a locked or full disk: SQLAlchemy's
 OperationalError), the sightings wait in memory in their order and the writer tries again, backing off to `max_backoff`
-seconds: nothing is dropped, and one line says the store is failing and one that it is back. Each sighting is written in
-a transaction of its own with its crop, so a process killed mid-write leaves every committed read whole and the one in
-flight absent.
+seconds: nothing is dropped, and one line says the store is failing and one that it is back. What has queued is written
+in one transaction, so a process killed mid-write leaves every committed read whole and those in flight absent.
 """
 
 from __future__ import annotations
@@ -21,13 +20,16 @@ from pathlib import Path
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from plates.store.database import Store
-from plates.store.records import Overstay, Retention, VisitRules, close_absent, due_overstays, purge, record
+from plates.store.records import Overstay, Retention, VisitRules, close_absent, due_overstays, purge, record_many
 from plates.store.sightings import Sighting
 
 log = logging.getLogger(__name__)
 
 OnOverstay = Callable[[Overstay, datetime], None]
 PURGE_EVERY = timedelta(hours=1)
+# Sightings written in one transaction when they queue up faster than one by one: a burst of cameras, a database
+# back after an outage. Each commit costs a disk sync; a batch shares one.
+BATCH = 200
 
 
 class StoreWriter:
@@ -90,12 +92,35 @@ class StoreWriter:
                 continue
             if sighting is None:
                 return
-            crop = self._save_crop(sighting)
+            batch, closing = [sighting], False
+            while len(batch) < BATCH:
+                try:
+                    queued = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if queued is None:
+                    closing = True
+                    break
+                batch.append(queued)
+            crops = [self._save_crop(sighting) for sighting in batch]
             try:
-                self._retrying(lambda: self._write(sighting, crop))
-            except Exception as error:
-                # Not the database away (those are retried) but this read refused by it: it would be refused again.
-                log.error("store: read of %s at %s refused: %s", sighting.camera_id, sighting.seen_at, error)
+                # Written, then checked, each retried alone: a check that fails must not write the batch again.
+                self._retrying(lambda: self._write(batch, crops))
+            except Exception:
+                # Not the database away (that is retried) but a read it refuses: each alone, so that only it is lost.
+                for sighting, crop in zip(batch, crops):
+                    try:
+                        self._retrying(lambda: self._write([sighting], [crop]))
+                    except Exception as error:
+                        log.error("store: read of %s at %s refused: %s", sighting.camera_id, sighting.seen_at, error)
+            if self._latest is not None:
+                now = self._latest if not self.live else max(self._latest, datetime.now(timezone.utc))
+                try:
+                    self._retrying(lambda: self._check(now))
+                except Exception as error:  # the thread lives on: the next batch checks again
+                    log.error("store: the check of visits failed: %s", error)
+            if closing:
+                return
 
     def _retrying(self, attempt: Callable[[], object]) -> None:
         delay = 0.1
@@ -119,12 +144,12 @@ class StoreWriter:
                 self.failing_since = None
             return
 
-    def _write(self, sighting: Sighting, crop: str | None) -> None:
+    def _write(self, batch: list[Sighting], crops: list[str | None]) -> None:
         with self.store.session() as session:
-            record(session, sighting, self.rules, crop)
-        self.written += 1
-        self._latest = max(self._latest or sighting.last_seen_at, sighting.last_seen_at)
-        self._check(self._latest if not self.live else max(self._latest, datetime.now(timezone.utc)))
+            record_many(session, batch, self.rules, crops)
+        self.written += len(batch)
+        latest = max(sighting.last_seen_at for sighting in batch)
+        self._latest = max(self._latest or latest, latest)
 
     def _save_crop(self, sighting: Sighting) -> str | None:
         if self.crops is None or not sighting.crop_jpeg:

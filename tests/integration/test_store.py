@@ -10,11 +10,12 @@ from datetime import datetime, timedelta, timezone
 
 import psycopg
 import pytest
+from alembic import command
 from sqlalchemy import text as sql
 
 from plates.exceptions import SettingsError
 from plates.store import corrections, search
-from plates.store.database import Store
+from plates.store.database import Store, _alembic_config
 from plates.store.records import Retention, VisitRules, close_absent, due_overstays, purge, record
 from plates.store.sightings import Sighting
 from plates.store.writer import StoreWriter
@@ -22,6 +23,7 @@ from plates.store.writer import StoreWriter
 from .postgres import Postgres
 
 T0 = datetime(2026, 11, 28, 8, 0, tzinfo=timezone.utc)
+HEAD = "0002"
 RULES = VisitRules(visit_distance=1.0, absent_after=timedelta(hours=24), overstay_after=timedelta(hours=2))
 
 
@@ -237,10 +239,32 @@ def test_purge_forgets_old_reads_and_visits_but_not_labelled_plates(store):
         assert sorted(p.text for p in session.scalars(sql_select_plates())) == ["B840CK197", "K555MM99"]
 
 
+def test_a_store_of_the_first_schema_is_migrated_with_its_reads(store_url):
+    first = Store(store_url, migrate=False)
+    command.upgrade(_alembic_config(first.engine), "0001")
+    with first.engine.begin() as connection:
+        connection.execute(
+            sql(
+                "INSERT INTO reads (camera_id, source, seen_at, last_seen_at, text, read_text, text_score, "
+                "candidates, box, readings) VALUES ('gate', '', :at, :at, 'A123BC77', 'A123BC77', 0.9, '[]', '[]', 3)"
+            ),
+            {"at": T0.replace(tzinfo=None) if first.backend == "sqlite" else T0},
+        )
+    first.close()
+    store = Store(store_url)
+    assert store.revision() == HEAD
+    with store.session() as session:
+        reads = search.search_reads(session, search.ReadQuery())["reads"]
+    store.close()
+    assert [(r["camera_id"], r["text"], r["seen_at"]) for r in reads] == [
+        ("gate", "A123BC77", "2026-11-28T08:00:00.000Z")
+    ]
+
+
 def test_reopening_migrates_nothing_and_a_newer_schema_is_refused(store_url):
     Store(store_url).close()
     store = Store(store_url)
-    assert store.revision() == "0001"
+    assert store.revision() == HEAD
     with store.engine.begin() as connection:
         connection.execute(sql("UPDATE alembic_version SET version_num = '9999'"))
     store.close()
@@ -269,9 +293,9 @@ def test_the_writer_keeps_every_read_while_postgresql_is_stopped(postgres, caplo
             for minute in range(1, 21):
                 writer.write(seen("a", minute, f"K{minute:03d}MM99", None))
             _wait(lambda: writer.failing_since is not None)
-            time.sleep(2)
+            time.sleep(30)  # the outage: reads keep coming, none is lost
             postgres.start()
-            _wait(lambda: writer.written == 21 and writer.waiting() == 0, within=60)
+            _wait(lambda: writer.written == 21 and writer.waiting() == 0, within=60, what=lambda: (writer.written, writer.waiting(), writer.failing_since))
     finally:
         writer.close()
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
@@ -282,11 +306,11 @@ def test_the_writer_keeps_every_read_while_postgresql_is_stopped(postgres, caplo
     store.close()
 
 
-def _wait(condition, within: float = 20.0) -> None:
+def _wait(condition, within: float = 20.0, what=lambda: "") -> None:
     deadline = time.monotonic() + within
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError("not within the time")
+            raise AssertionError(f"not within the time: {what()}")
         time.sleep(0.05)
 
 

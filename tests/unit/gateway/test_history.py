@@ -112,7 +112,7 @@ def test_crops_are_served_by_their_names_and_nothing_else(gateway):
 def test_the_store_a_gateway_made_opens_at_its_schema(tmp_path):
     with serving(Settings(store=str(tmp_path / "site.db"))):
         pass
-    assert Store(str(tmp_path / "site.db")).revision() == "0001"
+    assert Store(str(tmp_path / "site.db")).revision() == "0002"
 
 
 def test_an_unknown_query_parameter_is_refused_by_name(gateway):
