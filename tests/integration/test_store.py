@@ -295,7 +295,11 @@ def test_the_writer_keeps_every_read_while_postgresql_is_stopped(postgres, caplo
             _wait(lambda: writer.failing_since is not None)
             time.sleep(30)  # the outage: reads keep coming, none is lost
             postgres.start()
-            _wait(lambda: writer.written == 21 and writer.waiting() == 0, within=60, what=lambda: (writer.written, writer.waiting(), writer.failing_since))
+            _wait(
+                lambda: writer.written == 21 and writer.waiting() == 0,
+                within=60,
+                what=lambda: (writer.written, writer.waiting(), writer.failing_since),
+            )
     finally:
         writer.close()
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
