@@ -26,6 +26,12 @@ from plates.store.sightings import Sighting
 log = logging.getLogger(__name__)
 
 OnOverstay = Callable[[Overstay, datetime], None]
+
+
+class GaveUp(Exception):
+    """The database stayed unwritable past the drain timeout of a writer that is closing."""
+
+
 PURGE_EVERY = timedelta(hours=1)
 # Sightings written in one transaction when they queue up faster than one by one: a burst of cameras, a database
 # back after an outage. Each commit costs a disk sync; a batch shares one.
@@ -58,6 +64,7 @@ class StoreWriter:
         if crops is not None:
             crops.mkdir(parents=True, exist_ok=True)
         self.written = 0
+        self.lost = 0  # reads given up at exit, the database unwritable past the drain timeout
         self.failing_since: float | None = None
         self._latest: datetime | None = None
         self._queue: queue.Queue[Sighting | None] = queue.Queue()
@@ -74,7 +81,7 @@ class StoreWriter:
     def close(self) -> None:
         self._queue.put(None)
         self._closing.set()
-        self._thread.join(self.drain_timeout)
+        self._thread.join(self.drain_timeout + self.max_backoff + 5)
         if self._thread.is_alive():
             log.error("store %s: %d reads not written before exit", self.store.where(), self._queue.qsize())
         self.store.close()
@@ -91,6 +98,7 @@ class StoreWriter:
                         log.error("store: the check of visits failed: %s", error)
                 continue
             if sighting is None:
+                self._report_lost()
                 return
             batch, closing = [sighting], False
             while len(batch) < BATCH:
@@ -106,21 +114,34 @@ class StoreWriter:
             try:
                 # Written, then checked, each retried alone: a check that fails must not write the batch again.
                 self._retrying(lambda: self._write(batch, crops))
+            except GaveUp:
+                self.lost += len(batch)
             except Exception:
                 # Not the database away (that is retried) but a read it refuses: each alone, so that only it is lost.
                 for sighting, crop in zip(batch, crops):
                     try:
                         self._retrying(lambda: self._write([sighting], [crop]))
+                    except GaveUp:
+                        self.lost += 1
                     except Exception as error:
                         log.error("store: read of %s at %s refused: %s", sighting.camera_id, sighting.seen_at, error)
-            if self._latest is not None:
+            if self._latest is not None and not self.lost:
                 now = self._latest if not self.live else max(self._latest, datetime.now(timezone.utc))
                 try:
                     self._retrying(lambda: self._check(now))
                 except Exception as error:  # the thread lives on: the next batch checks again
                     log.error("store: the check of visits failed: %s", error)
             if closing:
+                self._report_lost()
                 return
+
+    def _report_lost(self) -> None:
+        if self.lost:
+            log.error(
+                "store %s: %d reads not written before exit: the database stayed unwritable",
+                self.store.where(),
+                self.lost,
+            )
 
     def _retrying(self, attempt: Callable[[], object]) -> None:
         delay = 0.1
@@ -133,7 +154,7 @@ class StoreWriter:
                     reason = getattr(error, "orig", None) or error
                     log.error("store %s: cannot write, holding reads until it can: %s", self.store.where(), reason)
                 if self._closing.is_set() and time.monotonic() - self.failing_since > self.drain_timeout:
-                    return
+                    raise GaveUp from error
                 time.sleep(delay)
                 delay = min(delay * 2, self.max_backoff)
                 continue

@@ -4,6 +4,8 @@ Visits, fuzzy search, corrections, the purge, migrations, and the writer across 
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 import time
 import uuid
 from datetime import datetime, timedelta, timezone
@@ -11,6 +13,7 @@ from datetime import datetime, timedelta, timezone
 import psycopg
 import pytest
 from alembic import command
+from sqlalchemy import event
 from sqlalchemy import text as sql
 
 from plates.exceptions import SettingsError
@@ -334,3 +337,63 @@ def test_the_writer_purges_old_reads_and_their_crops_by_itself(store_url, tmp_pa
     store.close()
     assert [r["text"] for r in reads] == ["B840CK197"]
     assert [p.read_bytes() for p in crops.rglob("*.jpg")] == [b"\xff\xd8new"]
+
+
+KILLED_WRITER = """
+import sys, time
+from datetime import datetime, timedelta, timezone
+from plates.store.database import Store
+from plates.store.sightings import Sighting
+from plates.store.writer import StoreWriter
+writer = StoreWriter(Store(sys.argv[1]), live=False)
+at = datetime(2026, 11, 28, tzinfo=timezone.utc)
+for index in range(10**6):
+    moment = at + timedelta(seconds=index)
+    text = f"A{index % 1000:03d}BC77"
+    writer.write(Sighting("gate", moment, moment, text, 0.9, [(text, 0.9)], [0, 0, 1, 1],
+                          direction=("in", "out", None)[index % 3]))
+    if index % 200 == 0:
+        print(writer.written, flush=True)
+        time.sleep(0.01)
+"""
+
+
+def test_a_writer_killed_mid_write_leaves_a_whole_database(store_url, tmp_path):
+    process = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, store_url], stdout=subprocess.PIPE, text=True)
+    try:
+        while int(process.stdout.readline() or 0) < 1000:  # a thousand committed, more in flight
+            assert process.poll() is None
+    finally:
+        process.kill()
+        process.wait()
+    store = Store(store_url)
+    with store.engine.connect() as connection:
+        if store.backend == "sqlite":
+            assert connection.execute(sql("PRAGMA integrity_check")).scalar() == "ok"
+        reads = connection.execute(sql("SELECT count(*) FROM reads")).scalar()
+        orphans = connection.execute(
+            sql("SELECT count(*) FROM reads WHERE text IS NOT NULL AND plate_id IS NULL")
+        ).scalar()
+    store.close()
+    assert reads >= 1000 and orphans == 0
+
+
+def test_a_full_disk_is_one_error_line_and_writing_never_blocks_the_caller(tmp_path, caplog):
+    store = Store(str(tmp_path / "site.db"))
+    with store.session() as session:
+        record(session, seen("a", 0, "A123BC77", None), RULES)
+    # SQLite's own limit on the file's pages stands for a full disk: every write then fails with SQLITE_FULL.
+    event.listen(store.engine, "connect", lambda connection, _: connection.execute("PRAGMA max_page_count = 1"))
+    store.engine.dispose()
+    writer = StoreWriter(store, RULES, live=False, max_backoff=0.2, drain_timeout=2)
+    with caplog.at_level(logging.WARNING, logger="plates.store.writer"):
+        started = time.monotonic()
+        for minute in range(1, 201):
+            writer.write(seen("a", minute, f"K{minute:03d}MM99", None))
+        assert time.monotonic() - started < 0.5  # queued, never waited on
+        _wait(lambda: writer.failing_since is not None)
+        time.sleep(1)
+        writer.close()
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 2, errors  # the failure, once; and at exit, what could not be written
+    assert "database or disk is full" in errors[0] and "reads not written before exit" in errors[1]
