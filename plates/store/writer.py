@@ -39,7 +39,8 @@ BATCH = 200
 
 
 class StoreWriter:
-    """`write(sighting)` queues; `close()` gives the queue up to `drain_timeout` seconds to reach the database.
+    """`write(sighting)` queues; `close()` waits for the queue to reach the database while it does, and gives up
+    after `drain_timeout` seconds without a write.
 
     `clock`: where a site replays recorded files, "now" for the absent timer and overstays is the latest time a
     sighting was seen (live=False); where its cameras are live, it is also the wall clock, checked every `tick` s.
@@ -81,7 +82,13 @@ class StoreWriter:
     def close(self) -> None:
         self._queue.put(None)
         self._closing.set()
-        self._thread.join(self.drain_timeout + self.max_backoff + 5)
+        # As long as the queue goes down: a backlog the database is writing is waited for, a database that stopped
+        # writing is given `drain_timeout` seconds (the thread then gives up and says how many reads it lost).
+        written, since = self.written, time.monotonic()
+        while self._thread.is_alive() and time.monotonic() - since < self.drain_timeout + self.max_backoff + 5:
+            self._thread.join(0.5)
+            if self.written != written:
+                written, since = self.written, time.monotonic()
         if self._thread.is_alive():
             log.error("store %s: %d reads not written before exit", self.store.where(), self._queue.qsize())
         self.store.close()
