@@ -37,5 +37,33 @@ def write_plate_video(samples: Path, path: Path, passes: int = 1) -> Path:
     return path
 
 
+def write_driving_video(samples: Path, path: Path, towards: bool, seconds: float = 2.0, fps: int = 30) -> Path:
+    """A checkpoint camera's view of one vehicle: car.jpg at twice its size (each pixel doubled, so the plate reads
+    as in car.jpg, 76x24 px) driving away (its plate travelling 300 px up a 1280x720 frame in `seconds`) or towards
+    the camera (down), at `fps` frames a second, with 1 s of cat.jpeg before and after. Whole-pixel shifts: resampling
+    the plate changes what the recognizer reads, and what these videos test is the track. Sampled at 5 frames a
+    second, the plate moves 30 px between two frames, more than its height: its two boxes do not overlap."""
+    size = (1280, 720)
+    car = cv2.imread(str(samples / "car.jpg"))
+    car = cv2.resize(car, (car.shape[1] * 2, car.shape[0] * 2), interpolation=cv2.INTER_NEAREST)
+    cat = cv2.resize(cv2.imread(str(samples / "cat.jpeg")), size)
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), fps, size)
+    writer.set(cv2.VIDEOWRITER_PROP_QUALITY, 95)
+    frames = round(seconds * fps)
+    for _ in range(fps):
+        writer.write(cat)
+    for i in range(frames):
+        progress = i / (frames - 1)
+        if towards:
+            progress = 1 - progress
+        # The plate (near (226, 674) in car.jpg doubled) from (640, 620) of the frame up to (600, 320).
+        shift = np.float32([[1, 0, round(640 - 40 * progress) - 226], [0, 1, round(620 - 300 * progress) - 674]])
+        writer.write(cv2.warpAffine(car, shift, size, borderValue=(128, 128, 128)))
+    for _ in range(fps):
+        writer.write(cat)
+    writer.release()
+    return path
+
+
 if __name__ == "__main__":
     print(write_plate_video(Path(sys.argv[1]), Path(sys.argv[2])))

@@ -203,3 +203,28 @@ def test_crops_are_kept_only_when_asked():
     watcher = Watcher("t", lambda image: readings[0], PlateTracker(), [sink], keep_crops=True)
     watcher.run(frames(4), live=False)
     assert sink.events[0][1].shape == (12, 38, 3)
+
+
+@pytest.mark.parametrize("step", [15, 30, 45])
+def test_a_plate_that_moves_more_than_its_height_between_frames_stays_one_track(step):
+    # A car leaving a checkpoint camera, sampled at 5 fps: its 12-px-tall plate 15 to 45 px higher in each frame.
+    tracker = PlateTracker(fps=5.0, lost_after=1.0)
+    steps = [tracker.step([plate(60, y=300 - step * i)]) for i in range(6)]
+    ids = {track_id for s in steps for track_id in s.matched}
+    assert len(ids) == 1 and ids <= steps[-1].confirmed
+
+
+def test_a_plate_gone_and_another_far_away_are_two_tracks():
+    tracker = PlateTracker(fps=5.0, lost_after=1.0)
+    first = [tracker.step([plate(10)]) for _ in range(3)]
+    second = [tracker.step([plate(150, y=100)]) for _ in range(3)]
+    assert {t for s in first for t in s.matched}.isdisjoint({t for s in second for t in s.matched})
+
+
+def test_a_far_move_does_not_take_a_track_matched_in_the_same_frame():
+    tracker = PlateTracker(fps=5.0, lost_after=1.0)
+    for i in range(3):
+        tracker.step([plate(20, y=50 + i)])
+    # The plate stays put and a second one appears just below it: two tracks, not one plate continued twice.
+    step = tracker.step([plate(20, y=53), plate(20, y=80)])
+    assert len(set(step.matched)) == 2
