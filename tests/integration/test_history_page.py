@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 import requests
 from playwright.sync_api import expect
 from readings import CAR_PLATE
@@ -27,6 +28,8 @@ def snapshot(gateway: str, samples, camera: str, timestamp: str) -> None:
 
 
 def test_an_operator_searches_a_plate_opens_its_visit_and_corrects_a_read(keyed_gateway, page, samples):  # noqa: F811
+    if "/v1/history/reads" not in requests.get(f"{keyed_gateway}/openapi.json", timeout=30).text:
+        pytest.skip("the gateway under test keeps no store (--gateway-url, the image's): scripts/test.sh runs this")
     snapshot(keyed_gateway, samples, "page-in", "2026-11-28T08:00:00Z")
     snapshot(keyed_gateway, samples, "page-out", "2026-11-28T09:20:00Z")
     requested = []
