@@ -19,6 +19,7 @@ from pathlib import Path
 
 from sqlalchemy.exc import InterfaceError, OperationalError
 
+from plates.exceptions import SettingsError
 from plates.store.database import Store
 from plates.store.records import Overstay, Retention, VisitRules, close_absent, due_overstays, purge, record_many
 from plates.store.sightings import Sighting
@@ -42,8 +43,8 @@ class StoreWriter:
     """`write(sighting)` queues; `close()` waits for the queue to reach the database while it does, and gives up
     after `drain_timeout` seconds without a write.
 
-    `clock`: where a site replays recorded files, "now" for the absent timer and overstays is the latest time a
-    sighting was seen (live=False); where its cameras are live, it is also the wall clock, checked every `tick` s.
+    `live`: where a site replays recorded files (False), "now" for the absent timer, overstays and the purge is the
+    latest time a sighting was seen; where its cameras are live, it is also the wall clock, checked every `tick` s.
     """
 
     def __init__(
@@ -63,7 +64,10 @@ class StoreWriter:
         self._purged: datetime | None = None
         self.live, self.tick, self.max_backoff, self.drain_timeout = live, tick, max_backoff, drain_timeout
         if crops is not None:
-            crops.mkdir(parents=True, exist_ok=True)
+            try:
+                crops.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise SettingsError(f"store_crops {crops}: cannot create it: {error.strerror}") from error
         self.written = 0
         self.lost = 0  # reads given up at exit, the database unwritable past the drain timeout
         self.failing_since: float | None = None

@@ -96,3 +96,12 @@ def test_a_bad_visit_setting_names_the_option(tmp_path, body, message):
     site_file.write_text(body)
     with pytest.raises(SettingsError, match=message):
         load_site(site_file)
+
+
+def test_a_crops_folder_that_cannot_be_made_is_a_settings_error(tmp_path):
+    from plates.store.database import Store
+    from plates.store.writer import StoreWriter
+
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(SettingsError, match="store_crops .*file/crops: cannot create it"):
+        StoreWriter(Store(str(tmp_path / "site.db")), crops=tmp_path / "file" / "crops")
