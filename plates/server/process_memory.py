@@ -73,6 +73,10 @@ def format_growth(before: dict[int, ProcessMemory], after: dict[int, ProcessMemo
             lines.append(f"  {name:<24} pid {pid:>7}: started during the run, RSS {end.rss / mib:.1f} MiB")
         elif end is None:
             lines.append(f"  {name:<24} pid {pid:>7}: exited during the run (RSS {start.rss / mib:.1f} MiB)")
+        elif start.rss == 0:  # read as 0 while it started or was torn down (a stub killed under load): no growth
+            lines.append(
+                f"  {name:<24} pid {pid:>7}: RSS unreadable at the start (0 B), {end.rss / mib:.1f} MiB at the end"
+            )
         else:
             lines.append(
                 f"  {name:<24} pid {pid:>7}: RSS {start.rss / mib:.1f} -> {end.rss / mib:.1f} MiB "
