@@ -107,7 +107,9 @@ def wait_until_ready(
         try:
             if requests.get(url + "/readyz", timeout=2).status_code == 200:
                 return
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):
+            # The gateway listens before it builds its application (a taken port fails at once): a request in the
+            # listening socket's queue meanwhile times out. With a store, opening and migrating it takes a while.
             pass
         time.sleep(0.2)
     raise AssertionError(f"the gateway was not ready in {timeout} s: {log.read_text()[-2000:] if log else url}")
