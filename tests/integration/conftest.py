@@ -22,6 +22,7 @@ from plates.server.launcher import LocalServer, free_port
 from plates.server.options import ADMIN_KEY_VARIABLE
 
 from .gateways import KEY, running_gateway, wait_until_ready
+from .postgres import Postgres
 
 # The admin header's value of the server under test: the local one is started with it, and scripts/test-image.sh
 # starts the container with the same variable.
@@ -137,3 +138,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if here in item.path.parents:
             item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    """A PostgreSQL server of the module's own (postgres.py)."""
+    server = Postgres()
+    server.start()
+    yield server
+    server.remove()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path) -> str:
+    """A store's URL on each database the store runs on: a SQLite file, and a fresh database of `postgres`."""
+    if request.param == "sqlite":
+        return str(tmp_path / "site.db")
+    return request.getfixturevalue("postgres").new_database()

@@ -13,7 +13,10 @@ import socket
 import subprocess
 import tempfile
 import time
+import uuid
 from pathlib import Path
+
+import psycopg
 
 from plates.server.launcher import free_port
 
@@ -43,6 +46,13 @@ class Postgres:
     @property
     def url(self) -> str:
         return f"postgresql://{USER}@127.0.0.1:{self.port}/postgres"
+
+    def new_database(self) -> str:
+        """The URL of a database of its own on this server, for one test."""
+        name = f"t_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(f"host=127.0.0.1 port={self.port} user={USER} dbname=postgres", autocommit=True) as c:
+            c.execute(f"CREATE DATABASE {name}")
+        return f"postgresql://{USER}@127.0.0.1:{self.port}/{name}"
 
     def _run(self, *command: str) -> None:
         prefix = ["runuser", "-u", "nobody", "--"] if self.as_root else []

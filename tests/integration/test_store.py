@@ -7,10 +7,8 @@ import logging
 import subprocess
 import sys
 import time
-import uuid
 from datetime import datetime, timedelta, timezone
 
-import psycopg
 import pytest
 from alembic import command
 from sqlalchemy import event
@@ -23,33 +21,9 @@ from plates.store.records import Retention, VisitRules, close_absent, due_overst
 from plates.store.sightings import Sighting
 from plates.store.writer import StoreWriter
 
-from .postgres import Postgres
-
 T0 = datetime(2026, 11, 28, 8, 0, tzinfo=timezone.utc)
 HEAD = "0002"
 RULES = VisitRules(visit_distance=1.0, absent_after=timedelta(hours=24), overstay_after=timedelta(hours=2))
-
-
-@pytest.fixture(scope="module")
-def postgres():
-    server = Postgres()
-    server.start()
-    yield server
-    server.remove()
-
-
-def _database(postgres: Postgres) -> str:
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(f"host=127.0.0.1 port={postgres.port} user=plates dbname=postgres", autocommit=True) as c:
-        c.execute(f"CREATE DATABASE {name}")
-    return f"postgresql://plates@127.0.0.1:{postgres.port}/{name}"
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "site.db")
-    return _database(request.getfixturevalue("postgres"))
 
 
 @pytest.fixture
@@ -286,7 +260,7 @@ def test_times_come_back_in_utc_whatever_zone_they_were_given_in(store):
 
 
 def test_the_writer_keeps_every_read_while_postgresql_is_stopped(postgres, caplog):
-    url = _database(postgres)
+    url = postgres.new_database()
     writer = StoreWriter(Store(url), RULES, live=False, max_backoff=0.5)
     try:
         writer.write(seen("in", 0, "A123BC77", "in"))

@@ -4,9 +4,7 @@ cameras would, on SQLite and on a real PostgreSQL, and an overstay reaches a rea
 from __future__ import annotations
 
 import json
-import uuid
 
-import psycopg
 import pytest
 from readings import CAR_PLATE
 
@@ -15,7 +13,6 @@ from plates.store import search
 from plates.store.database import Store
 
 from .mosquitto import Listener, Mosquitto
-from .postgres import Postgres
 from .test_store import T0
 from .videos import write_plate_video
 
@@ -23,25 +20,6 @@ from .videos import write_plate_video
 @pytest.fixture(scope="module")
 def plate_video(samples, tmp_path_factory):
     return write_plate_video(samples, tmp_path_factory.mktemp("watch_store") / "plate.avi")
-
-
-@pytest.fixture(scope="module")
-def postgres():
-    server = Postgres()
-    server.start()
-    yield server
-    server.remove()
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "site.db")
-    server = request.getfixturevalue("postgres")
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(f"host=127.0.0.1 port={server.port} user=plates dbname=postgres", autocommit=True) as c:
-        c.execute(f"CREATE DATABASE {name}")
-    return f"postgresql://plates@127.0.0.1:{server.port}/{name}"
 
 
 def watch(site: str, triton_url: str, tmp_path, name: str) -> None:
