@@ -95,12 +95,6 @@ def near_plates(
     return sorted(found, key=lambda pair: (pair[1], pair[0].text))
 
 
-def open_visit_of(session: Session, plate_id: int) -> VisitRow | None:
-    return session.scalar(
-        select(VisitRow).where(VisitRow.plate_id == plate_id, VisitRow.state == "inside").order_by(VisitRow.entered_at)
-    )
-
-
 def _read_values(sighting: Sighting, crop: str | None) -> dict:
     return {
         "camera_id": sighting.camera_id,
@@ -120,87 +114,198 @@ def _read_values(sighting: Sighting, crop: str | None) -> dict:
     }
 
 
-def record_many(session: Session, sightings: list[Sighting], rules: VisitRules, crops: list[str | None]) -> None:
-    """Store `sightings` as `record` does each: the reads of cameras with no role in a few statements for all of
-    them (their plates looked up, made and widened together), then those of entrances and exits one by one, in their
-    order, since each may open or close a visit the next one meets."""
-    plain = [(sighting, crop) for sighting, crop in zip(sightings, crops) if sighting.direction is None]
-    seen: dict[str, tuple[datetime, datetime]] = {}
-    for sighting, _ in plain:
-        if sighting.text is not None:
-            first, last = seen.get(sighting.text, (sighting.seen_at, sighting.seen_at))
-            seen[sighting.text] = (min(first, sighting.seen_at), max(last, sighting.seen_at))
-    ids = _plate_ids(session, seen)
-    if plain:
-        rows = [_read_values(sighting, crop) | {"plate_id": ids.get(sighting.text)} for sighting, crop in plain]
-        session.execute(insert(ReadRow), rows)
-    for sighting, crop in zip(sightings, crops):
-        if sighting.direction is not None:
-            record(session, sighting, rules, crop)
+def _texts(sighting: Sighting) -> list[str]:
+    """What a sighting may be: its text, then its candidates."""
+    texts = [text for text, _ in sighting.candidates]
+    return [sighting.text, *(text for text in texts if text != sighting.text)] if sighting.text else texts
 
 
-def _plate_ids(session: Session, seen: dict[str, tuple[datetime, datetime]]) -> dict[str, int]:
-    """The ids of the plates of `seen`'s texts, each made (with its keys) where new and its seen span widened."""
-    if not seen:
-        return {}
-    known = session.execute(
-        select(PlateRow.text, PlateRow.id, PlateRow.first_seen_at, PlateRow.last_seen_at).where(
-            PlateRow.text.in_(list(seen))
+# Values in one IN list: SQLite allows 32,766 bound parameters a statement; well under it, and under PostgreSQL's.
+IN_LIST = 1000
+
+
+@dataclass
+class _Plate:
+    """A plate as a batch sees it: `id` None until it is made, `stored` its seen span in the database if it is."""
+
+    text: str
+    first: datetime
+    last: datetime
+    id: int | None = None
+    stored: tuple[datetime, datetime] | None = None
+
+    def seen(self, moment: datetime) -> None:
+        self.first, self.last = min(self.first, moment), max(self.last, moment)
+
+
+@dataclass
+class _Visit:
+    plate: _Plate
+    entered_at: datetime
+    id: int | None = None  # None for one this batch opens
+    entry: int | None = None  # the index in the batch of its entrance read, for one this batch opens
+    exit: int | None = None  # and of its exit read, for one this batch closes
+    exited_at: datetime | None = None
+
+
+class _Batch:
+    """The plates and open visits a batch of sightings can meet, loaded in a few statements, then changed in memory
+    as the sightings open and close visits in their order, then written in a few statements more: a dozen round
+    trips a batch where reading each sighting against the database took ten a sighting.
+
+    A sighting does what it would alone: an exit read closes the open visit of the nearest plate within the rules'
+    distance; an entrance read opens a visit, unless a look-alike of it is already inside (a car that waits at the
+    barrier, or comes back through it: only a look-alike counts as the same car there, since a new car one
+    character off is as likely)."""
+
+    def __init__(self, session: Session, sightings: list[Sighting], rules: VisitRules) -> None:
+        self.session = session
+        self.rules = rules
+        self.plates: dict[str, _Plate] = {}
+        self.inside: dict[str, _Visit] = {}  # by plate text, the earliest open visit of each plate
+        self.inside_by_key: dict[str, set[str]] = {}  # fuzzy key -> texts of plates inside
+        self.visits: list[_Visit] = []  # those this batch opens or closes
+        columns = (PlateRow.id, PlateRow.text, PlateRow.first_seen_at, PlateRow.last_seen_at)
+        for id_, text, first, last in self._in(select(*columns), PlateRow.text, {s.text for s in sightings if s.text}):
+            self.plates[text] = _Plate(text, first, last, id_, (first, last))
+        lookup = set().union(*(keys(text) for s in sightings if s.direction and s.text for text in _texts(s)))
+        # Two indexed lookups: the plates under the keys, then their open visits. One statement joining the two made
+        # PostgreSQL's planner scan every open visit.
+        near = {id_ for (id_,) in self._in(select(PlateKey.plate_id).distinct(), PlateKey.key, lookup)}
+        open_visits = (
+            select(VisitRow.id, VisitRow.entered_at, *columns)
+            .join(PlateRow, PlateRow.id == VisitRow.plate_id)
+            .where(VisitRow.state == "inside")
         )
-    ).all()
-    widened = [
-        {"id": id_, "first_seen_at": min(first, seen[text][0]), "last_seen_at": max(last, seen[text][1])}
-        for text, id_, first, last in known
-        if seen[text][0] < first or seen[text][1] > last
-    ]
-    if widened:
-        session.execute(update(PlateRow), widened)
-    ids = {text: id_ for text, id_, _, _ in known}
-    new = [text for text in seen if text not in ids]
-    if new:
-        session.execute(
-            insert(PlateRow),
-            [
-                {"text": text, "label": "", "tags": [], "first_seen_at": seen[text][0], "last_seen_at": seen[text][1]}
-                for text in new
-            ],
-        )
-        made = dict(session.execute(select(PlateRow.text, PlateRow.id).where(PlateRow.text.in_(new))).all())
-        session.execute(insert(PlateKey), [{"key": key, "plate_id": made[text]} for text in new for key in keys(text)])
-        ids |= made
-    return ids
+        found = self._in(open_visits, VisitRow.plate_id, near)
+        for visit_id, entered_at, id_, text, first, last in sorted(found, key=lambda row: row[1]):
+            plate = self.plates.setdefault(text, _Plate(text, first, last, id_, (first, last)))
+            if text not in self.inside:  # a plate with several open visits (two sites' writers) closes its earliest
+                self._open(_Visit(plate, entered_at, visit_id))
+
+    def _in(self, query, column, values: set) -> list:
+        return [
+            row for chunk in _chunks(sorted(values)) for row in self.session.execute(query.where(column.in_(chunk)))
+        ]
+
+    def _open(self, visit: _Visit) -> None:
+        self.inside[visit.plate.text] = visit
+        for key in keys(visit.plate.text):
+            self.inside_by_key.setdefault(key, set()).add(visit.plate.text)
+
+    def _near_inside(self, texts: list[str], max_distance: float) -> _Plate | None:
+        """As near_plates(inside_only=True), over what the batch knows: the nearest plate inside, if one is near."""
+        found = {plate for text in texts for key in keys(text) for plate in self.inside_by_key.get(key, ())}
+        scored = [
+            (min(plate_distance(text, plate) for text in texts), plate) for plate in found if plate in self.inside
+        ]
+        near = [pair for pair in scored if pair[0] <= max_distance]
+        return self.plates[min(near)[1]] if near else None
+
+    def plate_of(self, index: int, sighting: Sighting) -> _Plate | None:
+        """The plate `sighting` is counted to, with the visit it opens or closes."""
+        if sighting.text is None:
+            return None
+        texts = _texts(sighting)
+        near = None
+        if sighting.direction == "out":
+            near = self._near_inside(texts, self.rules.visit_distance)  # its own visit, perhaps a character off
+        elif sighting.direction == "in":
+            near = self._near_inside(texts, LOOK_ALIKE_COST)
+        if near is None:
+            plate = self.plates.setdefault(sighting.text, _Plate(sighting.text, sighting.seen_at, sighting.seen_at))
+            plate.seen(sighting.seen_at)
+            if sighting.direction == "in":
+                visit = _Visit(plate, sighting.seen_at, entry=index)
+                self.visits.append(visit)
+                self._open(visit)
+            return plate
+        near.last = max(near.last, sighting.seen_at)
+        if sighting.direction == "out":
+            visit = self.inside.pop(near.text)
+            visit.exit, visit.exited_at = index, sighting.seen_at
+            if visit.id is not None:
+                self.visits.append(visit)
+        return near
+
+    def write(
+        self, sightings: list[Sighting], plates: list[_Plate | None], crops: list[str | None], ids: bool
+    ) -> list[int] | None:
+        new = [plate for plate in self.plates.values() if plate.id is None]
+        if new:
+            values = [
+                {"text": p.text, "label": "", "tags": [], "first_seen_at": p.first, "last_seen_at": p.last} for p in new
+            ]
+            made = self.session.execute(insert(PlateRow).returning(PlateRow.id, sort_by_parameter_order=True), values)
+            for plate, id_ in zip(new, made.scalars()):
+                plate.id = id_
+            self.session.execute(
+                insert(PlateKey), [{"key": key, "plate_id": p.id} for p in new for key in keys(p.text)]
+            )
+        widened = [
+            {"id": p.id, "first_seen_at": p.first, "last_seen_at": p.last}
+            for p in self.plates.values()
+            if p.stored is not None and (p.first, p.last) != p.stored
+        ]
+        if widened:
+            self.session.execute(update(PlateRow), widened)
+        rows = [
+            _read_values(sighting, crop) | {"plate_id": plate.id if plate else None}
+            for sighting, plate, crop in zip(sightings, plates, crops)
+        ]
+        if not (ids or self.visits):
+            # Without RETURNING, psycopg sends the rows in one pipeline, PostgreSQL's fastest way short of COPY; a
+            # batch of 200 rows took 2.7 times as long with it (benchmarks/store_scale.py).
+            self.session.execute(insert(ReadRow), rows)
+            return None
+        read_ids = list(self.session.scalars(insert(ReadRow).returning(ReadRow.id, sort_by_parameter_order=True), rows))
+        opened = [visit for visit in self.visits if visit.id is None]
+        if opened:
+            self.session.execute(
+                insert(VisitRow),
+                [
+                    {
+                        "plate_id": visit.plate.id,
+                        "entry_read_id": read_ids[visit.entry],
+                        "entered_at": visit.entered_at,
+                        "exit_read_id": None if visit.exit is None else read_ids[visit.exit],
+                        "exited_at": visit.exited_at,
+                        "state": "inside" if visit.exit is None else "left",
+                    }
+                    for visit in opened
+                ],
+            )
+        closed = [visit for visit in self.visits if visit.id is not None]
+        if closed:
+            self.session.execute(
+                update(VisitRow),
+                [
+                    {"id": v.id, "exit_read_id": read_ids[v.exit], "exited_at": v.exited_at, "state": "left"}
+                    for v in closed
+                ],
+            )
+        return read_ids
+
+
+def _chunks(values: list) -> list[list]:
+    return [values[first : first + IN_LIST] for first in range(0, len(values), IN_LIST)]
+
+
+def record_many(
+    session: Session, sightings: list[Sighting], rules: VisitRules, crops: list[str | None], ids: bool = False
+) -> list[int] | None:
+    """Store `sightings` in their order as reads (`crops` their crops' file names), each counted to its plate, made
+    where new, and opening or closing its visit; with `ids`, the reads' ids."""
+    if not sightings:
+        return [] if ids else None
+    batch = _Batch(session, sightings, rules)
+    plates = [batch.plate_of(index, sighting) for index, sighting in enumerate(sightings)]
+    return batch.write(sightings, plates, crops, ids)
 
 
 def record(session: Session, sighting: Sighting, rules: VisitRules, crop: str | None = None) -> ReadRow:
-    """Store `sighting` as a read (its crop's file name `crop`), and open or close its visit."""
-    read = ReadRow(**_read_values(sighting, crop))
-    session.add(read)
-    if sighting.text is None:
-        session.flush()
-        return read
-    texts = [text for text, _ in sighting.candidates] or [sighting.text]
-    if sighting.text not in texts:
-        texts.insert(0, sighting.text)
-    if sighting.direction == "out":
-        # Its own visit, read again at the exit, perhaps a character off.
-        near = near_plates(session, texts, rules.visit_distance, inside_only=True)
-    elif sighting.direction == "in":
-        # Read again at the entrance (a car that waits at the barrier, or comes back through it): only a look-alike
-        # counts as the same car, since a new car one character off is as likely.
-        near = near_plates(session, texts, LOOK_ALIKE_COST, inside_only=True)
-    else:
-        near = []
-    plate = near[0][0] if near else plate_for(session, sighting.text, sighting.seen_at)
-    plate.last_seen_at = max(plate.last_seen_at, sighting.seen_at)
-    read.plate_id = plate.id
-    session.flush()
-    visit = open_visit_of(session, plate.id) if near else None
-    if sighting.direction == "out" and visit is not None:
-        visit.exit_read_id, visit.exited_at, visit.state = read.id, sighting.seen_at, "left"
-    elif sighting.direction == "in" and visit is None:
-        session.add(VisitRow(plate_id=plate.id, entry_read_id=read.id, entered_at=sighting.seen_at, state="inside"))
-    session.flush()
-    return read
+    """Store one sighting as `record_many` does; its read."""
+    return session.get(ReadRow, record_many(session, [sighting], rules, [crop], ids=True)[0])
 
 
 def close_absent(session: Session, now: datetime, rules: VisitRules) -> int:

@@ -11,13 +11,14 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 from alembic import command
-from sqlalchemy import event
+from sqlalchemy import event, func, select
 from sqlalchemy import text as sql
 
 from plates.exceptions import SettingsError
 from plates.store import corrections, search
 from plates.store.database import Store, _alembic_config
-from plates.store.records import Retention, VisitRules, close_absent, due_overstays, purge, record
+from plates.store.records import Retention, VisitRules, close_absent, due_overstays, purge, record, record_many
+from plates.store.schema import PlateRow, ReadRow
 from plates.store.sightings import Sighting
 from plates.store.writer import StoreWriter
 
@@ -103,6 +104,61 @@ def test_a_car_read_again_at_the_entrance_keeps_one_visit(store):
         record(session, seen("in", 1, "A123BC78", "in"), RULES)  # a different car, one character off
         visits = search.visits(session, T0 + timedelta(hours=1))
     assert sorted(v["plate"] for v in visits) == ["A123BC77", "A123BC78"]
+
+
+def test_a_batch_opens_and_closes_the_visits_that_its_reads_one_by_one_would(store, request, tmp_path):
+    """The writer stores what queued in one batch: the visits must be those of the same reads recorded in turn,
+    with the batch's own entrances closed by its own exits and a look-alike at the barrier kept to one visit."""
+    earlier = seen("in", -30, "E515TY123", "in")
+    sightings = [
+        seen("in", 0, "A123BC77", "in"),
+        seen("in", 0.5, "A123BO77", "in"),  # the same car at the barrier
+        seen("in", 1, "A123BC78", "in"),  # another car, one character off
+        seen("yard", 2, "K555MM99", None),
+        seen("in", 3, "X999XX99", "in"),
+        seen("out", 4, None, "out"),  # nothing read
+        seen("out", 5, "A123BC7", "out"),  # closes A123BC77's visit, made in this batch
+        seen("out", 6, "E515TT12", "out", [("E515TT12", 0.5), ("E515TY123", 0.3)]),  # the one before the batch
+        seen("out", 7, "M001MM01", "out"),  # never came in
+        seen("in", 8, "X999XX99", "in"),  # still inside: no second visit
+    ]
+    other = request.getfixturevalue("postgres").new_database() if store.backend != "sqlite" else tmp_path / "b.db"
+    one_by_one, batched = store, Store(str(other))
+    try:
+        for target in (one_by_one, batched):
+            with target.session() as session:
+                record(session, earlier, RULES)
+        with one_by_one.session() as session:
+            for sighting in sightings:
+                record(session, sighting, RULES)
+        with batched.session() as session:
+            ids = record_many(session, sightings, RULES, [None] * len(sightings), ids=True)
+        assert len(ids) == len(sightings) == len(set(ids))
+        answers = []
+        for target in (one_by_one, batched):
+            with target.session() as session:
+                visits = search.visits(session, T0 + timedelta(hours=1))
+                plates = session.execute(
+                    select(PlateRow.text, PlateRow.first_seen_at, PlateRow.last_seen_at, func.count(ReadRow.id))
+                    .outerjoin(ReadRow, ReadRow.plate_id == PlateRow.id)
+                    .group_by(PlateRow.id)
+                    .order_by(PlateRow.text)
+                ).all()
+            answers.append(
+                (
+                    sorted((v["plate"], v["state"], v["entered_at"], v["exited_at"]) for v in visits),
+                    list(map(tuple, plates)),
+                )
+            )
+    finally:
+        batched.close()
+    assert answers[0] == answers[1]
+    assert sorted((plate, state) for plate, state, _, _ in answers[1][0]) == [
+        ("A123BC77", "left"),
+        ("A123BC78", "inside"),
+        ("E515TY123", "left"),
+        ("X999XX99", "inside"),
+    ]
 
 
 def test_overstays_are_due_once_and_old_visits_close_as_absent(store):
