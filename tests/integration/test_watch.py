@@ -12,14 +12,12 @@ import subprocess
 import sys
 import time
 
-import imageio_ffmpeg
 import pytest
 from readings import CAR_PLATE
 
 from plates.cli.main import main
-from plates.server.launcher import free_port
 
-from .videos import PLATE_FRAMES, write_driving_video, write_plate_video
+from .videos import PLATE_FRAMES, serve_live, write_driving_video, write_plate_video
 
 
 @pytest.fixture(scope="module")
@@ -67,29 +65,7 @@ def test_source_that_cannot_be_opened_is_a_one_line_error(triton_url, tmp_path, 
 
 
 def test_live_stream_is_read_until_ctrl_c(triton_url, plate_video, ctrl_c_raises):
-    url = f"http://127.0.0.1:{free_port()}/live.ts"
-    ffmpeg = subprocess.Popen(
-        [
-            imageio_ffmpeg.get_ffmpeg_exe(),
-            "-nostdin",
-            "-loglevel",
-            "error",
-            "-re",
-            "-stream_loop",
-            "-1",
-            "-i",
-            str(plate_video),
-            "-c:v",
-            "mpeg2video",
-            "-q:v",
-            "2",
-            "-f",
-            "mpegts",
-            "-listen",
-            "1",
-            url,
-        ],
-    )
+    url, ffmpeg = serve_live(plate_video)
     watch = subprocess.Popen(
         [sys.executable, "-m", "plates.cli.main", "watch", url, "--url", triton_url, "--fps", "2"],
         stdout=subprocess.PIPE,

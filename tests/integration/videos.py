@@ -6,11 +6,15 @@ measures the trackers on it).
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
 import cv2
+import imageio_ffmpeg
 import numpy as np
+
+from plates.server.launcher import free_port
 
 FPS = 10
 SIZE = (768, 432)
@@ -63,6 +67,15 @@ def write_driving_video(samples: Path, path: Path, towards: bool, seconds: float
         writer.write(cat)
     writer.release()
     return path
+
+
+def serve_live(video: Path) -> tuple[str, subprocess.Popen]:
+    """`video` looped at its own pace as a live MPEG-TS stream over HTTP on 127.0.0.1, as a camera would send it
+    (ffmpeg from the imageio-ffmpeg wheel, a locked dev dependency); its URL and the server."""
+    url = f"http://127.0.0.1:{free_port()}/live.ts"
+    command = [imageio_ffmpeg.get_ffmpeg_exe(), "-nostdin", "-loglevel", "error", "-re", "-stream_loop", "-1"]
+    command += ["-i", str(video), "-c:v", "mpeg2video", "-q:v", "2", "-f", "mpegts", "-listen", "1", url]
+    return url, subprocess.Popen(command)
 
 
 if __name__ == "__main__":
