@@ -1,7 +1,7 @@
 """The history's page at `/history`, as an operator uses it, in a real headless Chromium (Playwright, Debian's
 chromium): a car's photos at the entrance and the exit sent as a camera would, its plate searched as typed in
-Cyrillic, its visit opened, a read corrected. With PLATES_SCREENSHOT=PATH it leaves a screenshot there (the
-README's picture of the page)."""
+Cyrillic, its visit opened, a read corrected, the plate it made merged back and labelled. With
+PLATES_SCREENSHOT=PATH it leaves a screenshot there (the README's picture of the page)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def snapshot(gateway: str, samples, camera: str, timestamp: str) -> None:
     assert answer.status_code == 201, answer.text
 
 
-def test_an_operator_searches_a_plate_opens_its_visit_and_corrects_a_read(keyed_gateway, page, samples):  # noqa: F811
+def test_an_operator_searches_opens_a_visit_corrects_a_read_and_merges_plates(keyed_gateway, page, samples):  # noqa: F811
     if "/v1/history/reads" not in requests.get(f"{keyed_gateway}/openapi.json", timeout=30).text:
         pytest.skip("the gateway under test keeps no store (--gateway-url, the image's): scripts/test.sh runs this")
     snapshot(keyed_gateway, samples, "page-in", "2026-11-28T08:00:00Z")
@@ -58,4 +58,17 @@ def test_an_operator_searches_a_plate_opens_its_visit_and_corrects_a_read(keyed_
     page.once("dialog", lambda dialog: dialog.accept("A001AA77"))
     page.locator("#reads tbody tr").first.locator("button.correct").click()
     expect(page.locator("#status")).to_contain_text("is A001AA77 now", timeout=30_000)
+    # That was wrong: A001AA77 is the car after all. Merged back from its plate's page, reads and visit follow.
+    page.fill("#plate", "A001AA77")
+    page.fill("#camera", "")
+    page.click("#search button[type=submit]")
+    expect(page.locator("#title")).to_have_text("Reads near A001AA77: A001AA77", timeout=30_000)
+    page.locator("#reads tbody tr").first.locator("a").click()
+    expect(page.locator("#status")).to_contain_text("1 reads, 1 visits", timeout=30_000)
+    page.once("dialog", lambda dialog: dialog.accept(CAR_PLATE))
+    page.click("#merge")
+    expect(page.locator("#status")).to_have_text(f"A001AA77 is {CAR_PLATE} now: 2 reads, 1 visits", timeout=30_000)
+    page.once("dialog", lambda dialog: dialog.accept("Ivanov, flat 12"))
+    page.click("#describe")
+    expect(page.locator("#title")).to_contain_text(f"Plate {CAR_PLATE} (Ivanov, flat 12)", timeout=30_000)
     assert all(url.startswith(keyed_gateway) or url.startswith("blob:") for url in requested), requested
