@@ -26,6 +26,9 @@ class Sighting:
     motion: str | None = None  # "towards" or "away" from the camera, where the track showed it
     direction: str | None = None  # "in" or "out" of the site, from the camera's role (direction())
     crop_jpeg: bytes | None = None  # the best crop, JPEG
+    # The photo `box` is in, where there is no crop yet (the gateway's): the writer cuts the crop in its own thread,
+    # off the request's path.
+    photo: bytes | None = field(default=None, repr=False)
 
 
 def direction(role: str, motion: str | None, entry_motion: str = "towards") -> str | None:

@@ -17,9 +17,12 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import numpy as np
+import simplejpeg
 from sqlalchemy.exc import InterfaceError, OperationalError
 
-from plates.exceptions import SettingsError
+from plates.exceptions import InvalidInputError, SettingsError
+from plates.photos.decoding import decode_pixels
 from plates.store.database import Store
 from plates.store.records import Overstay, Retention, VisitRules, close_absent, due_overstays, purge, record_many
 from plates.store.sightings import Sighting
@@ -37,6 +40,24 @@ PURGE_EVERY = timedelta(hours=1)
 # Sightings written in one transaction when they queue up faster than one by one: a burst of cameras, a database
 # back after an outage. Each commit costs a disk sync; a batch shares one.
 BATCH = 200
+
+
+def cut_crop(photo: bytes, box: list[float], margin: float = 0.1) -> bytes | None:
+    """The plate at `box` (x1, y1, x2, y2 in the upright photo's pixels, as the service answers) cut from `photo`
+    with a margin of `margin` of its height, as JPEG; None where the photo cannot be decoded or the box is outside
+    it."""
+    try:
+        pixels = decode_pixels(photo, "photo")
+    except InvalidInputError:
+        return None
+    x1, y1, x2, y2 = box[:4]
+    pad = margin * (y2 - y1)
+    height, width = pixels.shape[:2]
+    left, top = max(0, int(x1 - pad)), max(0, int(y1 - pad))
+    right, bottom = min(width, int(x2 + pad + 1)), min(height, int(y2 + pad + 1))
+    if right <= left or bottom <= top:
+        return None
+    return simplejpeg.encode_jpeg(np.ascontiguousarray(pixels[top:bottom, left:right]), 90, colorspace="BGR")
 
 
 class StoreWriter:
@@ -184,13 +205,16 @@ class StoreWriter:
         self._latest = max(self._latest or latest, latest)
 
     def _save_crop(self, sighting: Sighting) -> str | None:
-        if self.crops is None or not sighting.crop_jpeg:
+        if self.crops is None:
+            return None
+        jpeg = sighting.crop_jpeg or (cut_crop(sighting.photo, sighting.box) if sighting.photo else None)
+        if not jpeg:
             return None
         name = f"{sighting.seen_at:%Y-%m-%d}/{uuid.uuid4().hex}.jpg"
         path = self.crops / name
         try:
             path.parent.mkdir(exist_ok=True)
-            path.write_bytes(sighting.crop_jpeg)
+            path.write_bytes(jpeg)
         except OSError as error:  # the read is kept without its crop: a full disk must not hold up the database
             log.warning("store: crop not saved to %s: %s", path, error.strerror)
             return None

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+import simplejpeg
 
 from plates.client.service import Plate
 from plates.exceptions import SettingsError
 from plates.recognition.edits import plate_distance
 from plates.store.fuzzy import keys, skeleton
 from plates.store.sightings import direction
+from plates.store.writer import cut_crop
 from plates.watch.events import Reading, motion
 from plates.watch.site import load_site
 
@@ -105,3 +108,14 @@ def test_a_crops_folder_that_cannot_be_made_is_a_settings_error(tmp_path):
     (tmp_path / "file").write_text("not a folder")
     with pytest.raises(SettingsError, match="store_crops .*file/crops: cannot create it"):
         StoreWriter(Store(str(tmp_path / "site.db")), crops=tmp_path / "file" / "crops")
+
+
+def test_a_crop_is_cut_from_the_photo_at_its_box_and_kept_inside_it():
+    pixels = np.zeros((100, 200, 3), np.uint8)
+    pixels[40:60, 50:150] = 255  # the plate
+    photo = simplejpeg.encode_jpeg(pixels, 95, colorspace="BGR")
+    crop = simplejpeg.decode_jpeg(cut_crop(photo, [50, 40, 150, 60], margin=0), colorspace="BGR")
+    assert crop.shape == (21, 101, 3) and crop[1:-1, 1:-1].min() > 200
+    assert simplejpeg.decode_jpeg_header(cut_crop(photo, [-30, 90, 20, 130]))[:2] == (14, 25)  # clipped at the edges
+    assert cut_crop(photo, [300, 10, 350, 20]) is None  # outside the photo
+    assert cut_crop(b"\xff\xd8 not a photo", [0, 0, 10, 10]) is None

@@ -23,8 +23,9 @@ class History:
         self.writer, self.roles = writer, roles
         self._refused: set[str] = set()
 
-    def remember(self, camera_id: str | None, timestamp: str, plates: list[Plate]) -> None:
-        """Queue the read plates of one photo; the writer's thread writes them."""
+    def remember(self, camera_id: str | None, timestamp: str, plates: list[Plate], photo: bytes) -> None:
+        """Queue the read plates of `photo`; the writer's thread cuts their crops (where it keeps crops) and writes
+        them."""
         if not camera_id:
             return
         if not CAMERA_ID.fullmatch(camera_id):
@@ -51,6 +52,7 @@ class History:
                     box=list(plate.box),
                     source="gateway",
                     direction=heading,
+                    photo=photo if self.writer.crops is not None else None,
                 )
             )
 

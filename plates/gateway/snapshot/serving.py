@@ -39,7 +39,7 @@ async def read_snapshot(
     found = [plate for plate in read.plates if plate.score >= options.threshold_d]
     results = [plate for plate in found if is_read(plate, options)]
     if history is not None:
-        history.remember(camera_id, stamp, results)
+        history.remember(camera_id, stamp, results, photo)
     return Reading(
         processing_time=round((time.perf_counter() - started) * 1000, 3),
         results=[result_of(plate) for plate in results],

@@ -7,6 +7,7 @@ import time
 
 import pytest
 import requests
+import simplejpeg
 
 from plates.gateway.settings import Settings
 from plates.store.database import Store
@@ -33,7 +34,9 @@ def gateway(tmp_path):
 
 def snapshot(url: str, camera: str, timestamp: str) -> dict:
     form = {"camera_id": camera, "timestamp": timestamp}
-    answer = requests.post(f"{url}/v1/plate-reader/", files={"upload": ("car.jpg", photo())}, data=form, headers=AUTH)
+    # As large as car.jpg's box in the fake answer needs: the writer cuts each plate's crop from the photo.
+    upload = {"upload": ("car.jpg", photo(size=(200, 400)))}
+    answer = requests.post(f"{url}/v1/plate-reader/", files=upload, data=form, headers=AUTH)
     assert answer.status_code == 201, answer.text
     return answer.json()
 
@@ -58,6 +61,10 @@ def test_photos_that_name_a_camera_make_reads_and_a_visit(gateway):
     ]
     visits = requests.get(f"{gateway}/v1/history/visits", headers=AUTH).json()
     assert [(v["plate"], v["state"], v["dwell_minutes"]) for v in visits] == [("B840CK197", "left", 75.0)]
+    crop = requests.get(f"{gateway}/v1/history/crops/{reads[0]['crop']}", headers=AUTH)
+    assert crop.status_code == 200 and crop.headers["content-type"] == "image/jpeg"
+    # The box (94.6, 330.4)-(132.5, 343.3) with a tenth of its height around it.
+    assert simplejpeg.decode_jpeg_header(crop.content)[:2] == (16, 41)
     csv_text = requests.get(f"{gateway}/v1/history/reads.csv?plate=B84OCK197", headers=AUTH).text
     assert csv_text.splitlines()[0].startswith("id,seen_at,camera_id,plate") and len(csv_text.splitlines()) == 3
 
