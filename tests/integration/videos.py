@@ -41,15 +41,32 @@ def write_plate_video(samples: Path, path: Path, passes: int = 1) -> Path:
     return path
 
 
-def write_driving_video(samples: Path, path: Path, towards: bool, seconds: float = 2.0, fps: int = 30) -> Path:
-    """A checkpoint camera's view of one vehicle: car.jpg at twice its size (each pixel doubled, so the plate reads
-    as in car.jpg, 76x24 px) driving away (its plate travelling 300 px up a 1280x720 frame in `seconds`) or towards
-    the camera (down), at `fps` frames a second, with 1 s of cat.jpeg before and after. Whole-pixel shifts: resampling
-    the plate changes what the recognizer reads, and what these videos test is the track. Sampled at 5 frames a
-    second, the plate moves 30 px between two frames, more than its height: its two boxes do not overlap."""
-    size = (1280, 720)
+def checkpoint_car(samples: Path, plate: str | None = None) -> np.ndarray:
+    """car.jpg at twice its size, each pixel doubled, so that its plate reads as in car.jpg (76x24 px); with `plate`,
+    that plate drawn in the GOST typeface (plates.training.synthetic) over it at 160 px wide, as a checkpoint camera
+    a few metres away sees one."""
     car = cv2.imread(str(samples / "car.jpg"))
     car = cv2.resize(car, (car.shape[1] * 2, car.shape[0] * 2), interpolation=cv2.INTER_NEAREST)
+    if plate is not None:
+        from plates.training.synthetic import render_plate
+
+        flat = render_plate(plate, "private", np.random.default_rng(7))
+        drawn = cv2.GaussianBlur(cv2.resize(flat, (160, 34), interpolation=cv2.INTER_AREA), (3, 3), 0.6)
+        top, left = 674 - 17, 227 - 80  # centred on car.jpg's own plate
+        car[top : top + 34, left : left + 160] = drawn
+    return car
+
+
+def write_driving_video(
+    samples: Path, path: Path, towards: bool, seconds: float = 2.0, fps: int = 30, plate: str | None = None
+) -> Path:
+    """A checkpoint camera's view of one vehicle (checkpoint_car: car.jpg doubled, or with `plate` drawn on it)
+    driving away (its plate travelling 300 px up a 1280x720 frame in `seconds`) or towards the camera (down), at
+    `fps` frames a second, with 1 s of cat.jpeg before and after. Whole-pixel shifts: resampling the plate changes
+    what the recognizer reads, and what these videos test is the track. Sampled at 5 frames a second, the plate
+    moves 30 px between two frames, more than car.jpg's plate's height: its two boxes do not overlap."""
+    size = (1280, 720)
+    car = checkpoint_car(samples, plate)
     cat = cv2.resize(cv2.imread(str(samples / "cat.jpeg")), size)
     writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), fps, size)
     writer.set(cv2.VIDEOWRITER_PROP_QUALITY, 95)
