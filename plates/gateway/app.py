@@ -58,6 +58,8 @@ def create_app(settings: Settings, triton=None, health_check: Check | None = Non
         settings.max_at_triton,
         settings.queue_timeout,
         anonymous=settings.max_in_flight_anonymous,
+        hold_s=settings.wait_for_place,
+        max_waiting=settings.max_connections,
     )
 
     @contextlib.asynccontextmanager

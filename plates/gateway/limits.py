@@ -8,7 +8,7 @@ passed, never after all of it has been buffered.
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
@@ -16,6 +16,7 @@ from plates.gateway.auth import ANONYMOUS
 from plates.gateway.errors import RETRY_BUSY_S, Refusal
 
 Receive = Callable[[], Awaitable[dict]]
+PHOTO = object()  # what a photo whose upload is complete waits for: one of the places of all keys' photos
 
 
 def check_headers(headers: list[tuple[bytes, bytes]], max_body_bytes: int) -> None:
@@ -61,8 +62,14 @@ class BodyCounter:
 
 
 class InFlight:
-    """Photos accepted at once, over all keys, and requests per key: one over either limit is refused (429) at once,
-    so a client that floods waits on its own retries, not in front of everyone else's requests.
+    """Photos accepted at once, over all keys, and requests per key.
+
+    A request over either limit waits for a place in its turn, behind the requests of its key that came before it,
+    for at most `hold_s` seconds, and is then refused (429). The wait is what a refusal costs: a timer, not a core.
+    A client that ignores Retry-After and sends again the moment it is refused sends once a `hold_s`, not hundreds of
+    times a second, and the cores stay with the answers; and the requests of one key take its places in the order
+    they came, so a client that sends again at once cannot take a place from one that backed off
+    (benchmarks/overload.py). At most `max_waiting` requests wait (each an open connection); more are refused at once.
 
     Of the photos accepted, at most `at_triton` are at Triton at once; the others wait their turn here, in the
     order they came, for at most `wait_s` seconds (then 429). Triton 2.51's queue that overflows idles the model
@@ -71,44 +78,110 @@ class InFlight:
 
     A key's requests count from their headers to their answer, so a key that trickles its uploads blocks its own
     places only. The requests let in without a key (ANONYMOUS) share `anonymous` places, as one key's would. Photos
-    count from the end of the body: uploads that trickle never hold a place. When all places are taken as a request
-    arrives, it is refused at once, before its body is sent.
+    count from the end of the body: uploads that trickle never hold a place. A request waits for its place before
+    its body is read.
     """
 
-    def __init__(self, total: int, per_key: int, at_triton: int, wait_s: float, anonymous: int | None = None) -> None:
+    def __init__(
+        self,
+        total: int,
+        per_key: int,
+        at_triton: int,
+        wait_s: float,
+        anonymous: int | None = None,
+        hold_s: float = 0.0,
+        max_waiting: int = 1024,
+    ) -> None:
         self.limit, self.per_key, self.wait_s = total, per_key, wait_s
         self.anonymous = per_key if anonymous is None else anonymous
+        self.hold_s, self.max_waiting = hold_s, max_waiting
         self.total = 0  # photos accepted: at Triton or waiting their turn
         self.waiting = 0  # ... of which waiting
         self.by_key: Counter[str] = Counter()
         self.turns = asyncio.Semaphore(at_triton)
+        self.queue: deque[tuple[str | None, asyncio.Future]] = deque()  # requests waiting for a place, in order
 
-    def admit(self, key: str | None) -> None:
-        """A request whose headers arrived: refused if all places are taken, or its key's."""
-        self._check_total()
-        if key is not None:
-            limit = self.anonymous if key == ANONYMOUS else self.per_key
-            if self.by_key[key] >= limit:
-                whose = "requests without an API key" if key == ANONYMOUS else "requests of this API key"
-                raise Refusal(
-                    429,
-                    "too_many_requests_for_key",
-                    f"{limit} {whose} are in flight: send the next when one is answered",
-                    retry_after=RETRY_BUSY_S,
-                )
-            self.by_key[key] += 1
+    async def admit(self, key: str | None) -> None:
+        """A request whose headers arrived: a place of its key's taken for it, once there is one in its turn."""
+        await self._place(key)
+
+    async def _place(self, wanted: str | None | object) -> None:
+        """A place of `wanted` (a key's, or PHOTO: one of the photos accepted at once) taken, at once where it fits
+        and no request of the same kind waits, else in its turn within `hold_s`; else a Refusal."""
+        if self._fits(wanted) and not any(kind == wanted for kind, _ in self.queue):
+            self._take(wanted)
+            return
+        if self.hold_s <= 0 or len(self.queue) >= self.max_waiting:
+            raise self._refusal(wanted)
+        entry = (wanted, asyncio.get_running_loop().create_future())
+        self.queue.append(entry)
+        try:
+            await asyncio.wait_for(asyncio.shield(entry[1]), self.hold_s)
+        except asyncio.TimeoutError:  # TimeoutError from 3.11, its own class on 3.10
+            if not entry[1].done():
+                entry[1].cancel()
+                self.queue.remove(entry)
+                raise self._refusal(wanted) from None
+            # Given a place as the time ran out: it is this request's.
+        except asyncio.CancelledError:  # the client left while it waited
+            if entry[1].done() and not entry[1].cancelled():
+                self._give_back(wanted)
+            else:
+                entry[1].cancel()
+                self.queue.remove(entry)
+            raise
 
     def release(self, key: str | None) -> None:
-        if key is not None:
-            self.by_key[key] -= 1
-            if not self.by_key[key]:
-                del self.by_key[key]
+        self._give_back(key)
+
+    def _give_back(self, wanted: str | None | object) -> None:
+        if wanted is PHOTO:
+            self.total -= 1
+        elif wanted is not None:
+            self.by_key[wanted] -= 1
+            if not self.by_key[wanted]:
+                del self.by_key[wanted]
+        self._wake()
+
+    def _limit_of(self, key: str) -> int:
+        return self.anonymous if key == ANONYMOUS else self.per_key
+
+    def _fits(self, wanted: str | None | object) -> bool:
+        if self.total >= self.limit:
+            return False
+        return wanted is None or wanted is PHOTO or self.by_key[wanted] < self._limit_of(wanted)
+
+    def _take(self, wanted: str | None | object) -> None:
+        if wanted is PHOTO:
+            self.total += 1
+        elif wanted is not None:
+            self.by_key[wanted] += 1
+
+    def _wake(self) -> None:
+        """Hand the places free now to the requests waiting for them, first come first: a request whose key has no
+        place free is passed over, not waited behind."""
+        for entry in list(self.queue):
+            key, future = entry
+            if self._fits(key):
+                self.queue.remove(entry)
+                self._take(key)
+                future.set_result(None)
+
+    def _refusal(self, key: str | None | object) -> Refusal:
+        if key is PHOTO or self.total >= self.limit:
+            return self._total_refusal()
+        whose = "requests without an API key" if key == ANONYMOUS else "requests of this API key"
+        return Refusal(
+            429,
+            "too_many_requests_for_key",
+            f"{self._limit_of(key)} {whose} are in flight: send the next when one is answered",
+            retry_after=RETRY_BUSY_S,
+        )
 
     @asynccontextmanager
     async def photo(self) -> AsyncIterator[None]:
         """A place at Triton for a photo whose upload is complete, once its turn comes."""
-        self._check_total()
-        self.total += 1
+        await self._place(PHOTO)
         try:
             self.waiting += 1
             try:
@@ -127,13 +200,9 @@ class InFlight:
             finally:
                 self.turns.release()
         finally:
-            self.total -= 1
+            self._give_back(PHOTO)
 
-    def _check_total(self) -> None:
-        if self.total >= self.limit:
-            raise Refusal(
-                429,
-                "too_many_requests",
-                f"{self.limit} photos are being read: try again shortly",
-                retry_after=RETRY_BUSY_S,
-            )
+    def _total_refusal(self) -> Refusal:
+        return Refusal(
+            429, "too_many_requests", f"{self.limit} photos are being read: try again shortly", retry_after=RETRY_BUSY_S
+        )

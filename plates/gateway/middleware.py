@@ -68,7 +68,7 @@ class Gate:
                 key = self.keys.identify(headers.get(b"authorization"), (scope.get("client") or (None,))[0])
                 scope["state"]["key"] = key
                 check_headers(scope["headers"], self.max_body_bytes)
-                self.in_flight.admit(key)
+                await self.in_flight.admit(key)
                 admitted = True
                 receive = body = BodyCounter(receive, self.max_body_bytes)
             await self.app(scope, receive, send_with_id)

@@ -43,6 +43,9 @@ class Settings:
     max_at_triton: int = 2
     # Seconds a photo may wait for its turn at Triton, and again while Triton refuses it as busy.
     queue_timeout: float = 5.0
+    # Seconds a request over the places above waits for one, in its turn, before it is refused (429): a client that
+    # ignores Retry-After then costs a timer, not a core (plates.gateway.limits.InFlight).
+    wait_for_place: float = 1.0
     max_connections: int = 256  # beyond, uvicorn answers 503 (plain text) before the application runs
     backlog: int = 256  # connections the kernel queues before the gateway accepts them
     header_timeout: float = 10.0  # seconds from a request's first byte to the end of its headers
@@ -104,6 +107,11 @@ FLAGS: tuple[tuple[str, type, str], ...] = (
         "queue-timeout",
         float,
         "seconds a photo may wait for its turn at Triton, and again while Triton refuses it as busy; then 429",
+    ),
+    (
+        "wait-for-place",
+        float,
+        "seconds a request over the places in flight waits for one, in its turn, before it is refused with 429",
     ),
     ("max-connections", int, "open connections; more are answered 503"),
     ("backlog", int, "connections queued by the kernel before they are accepted"),

@@ -209,8 +209,8 @@ def parallel(count: int, call) -> list:
     return results
 
 
-def test_photos_over_the_limits_are_refused_with_retry_after(gateway):
-    settings = Settings(keys=(KEY, OTHER_KEY), max_in_flight=3, max_in_flight_per_key=2)
+def test_photos_over_the_limits_wait_for_a_place_then_are_refused_with_retry_after(gateway):
+    settings = Settings(keys=(KEY, OTHER_KEY), max_in_flight=3, max_in_flight_per_key=2, wait_for_place=0.2)
     keys = [AUTH, {"Authorization": f"Token {OTHER_KEY}"}]
     with gateway(settings, FakeTriton(delay=0.5)) as url:
         one_key = parallel(4, lambda i: post(url))
@@ -219,9 +219,40 @@ def test_photos_over_the_limits_are_refused_with_retry_after(gateway):
     refused = [r for r in one_key if r.status_code == 429]
     assert {error_of(r)["code"] for r in refused} == {"too_many_requests_for_key"}
     assert refused[0].headers["Retry-After"] == "1"
+    # Held for their wait before they hear it: a client that sends again at once sends once a wait.
+    assert all(r.elapsed.total_seconds() >= 0.2 for r in refused)
     # 2 per key fit, but only 3 photos at once: one of the four is refused for the total.
     assert sorted(r.status_code for r in two_keys) == [201, 201, 201, 429]
     assert [error_of(r)["code"] for r in two_keys if r.status_code == 429] == ["too_many_requests"]
+
+
+def test_a_request_over_its_keys_places_is_served_when_a_place_frees_within_its_wait(gateway):
+    with gateway(Settings(keys=(KEY,), max_in_flight_per_key=2, wait_for_place=2.0), FakeTriton(delay=0.3)) as url:
+        answers = parallel(4, lambda i: post(url))
+    assert [r.status_code for r in answers] == [201] * 4
+    assert sorted(round(r.elapsed.total_seconds(), 1) >= 0.5 for r in answers) == [False, False, True, True]
+
+
+def test_a_client_that_ignores_retry_after_cannot_take_the_place_of_one_that_backs_off(gateway):
+    """Two clients of one key with one place, for 3 s: one sends again the moment it is answered or refused, the
+    other waits out every Retry-After. Served in their turn, the patient one gets its share."""
+    served = {"careless": 0, "patient": 0}
+    until = time.monotonic() + 3
+
+    def client(name: str) -> None:
+        while time.monotonic() < until:
+            answer = post(url)
+            if answer.status_code == 201:
+                served[name] += 1
+            elif name == "patient":
+                time.sleep(float(answer.headers["Retry-After"]))
+
+    settings = Settings(keys=(KEY,), max_in_flight_per_key=1, wait_for_place=1.0)
+    with gateway(settings, FakeTriton(delay=0.1)) as url:
+        threads = [threading.Thread(target=client, args=(name,)) for name in served]
+        [thread.start() for thread in threads]
+        [thread.join() for thread in threads]
+    assert served["patient"] >= 0.4 * sum(served.values()), served
 
 
 def test_photos_beyond_the_places_at_triton_wait_their_turn_instead_of_reaching_it(gateway):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -75,21 +76,73 @@ def test_body_counter_refuses_once_past_the_limit_and_knows_when_the_body_ended(
 
 def test_in_flight_refuses_a_key_over_its_places_and_anyone_when_all_are_taken():
     places = InFlight(total=2, per_key=2, at_triton=2, wait_s=1.0)
-    places.admit("a"), places.admit("a")
-    assert refusal(lambda: places.admit("a")) == (429, "too_many_requests_for_key")
 
-    async def two_photos_then_more():
+    async def main():
+        await places.admit("a"), await places.admit("a")
+        with pytest.raises(Refusal) as caught:
+            await places.admit("a")
+        assert (caught.value.status, caught.value.code) == (429, "too_many_requests_for_key")
         async with places.photo(), places.photo():
-            assert refusal(lambda: places.admit("b")) == (429, "too_many_requests")
+            with pytest.raises(Refusal) as caught:
+                await places.admit("b")
+            assert (caught.value.status, caught.value.code) == (429, "too_many_requests")
             with pytest.raises(Refusal) as caught:
                 async with places.photo():
                     pass
-            return caught.value.status, caught.value.code
+            assert (caught.value.status, caught.value.code) == (429, "too_many_requests")
+        places.release("a")
+        await places.admit("a"), await places.admit(None)
 
-    assert asyncio.run(two_photos_then_more()) == (429, "too_many_requests")
-    places.release("a")
-    places.admit("a"), places.admit(None)
+    asyncio.run(main())
     assert places.total == 0 and places.by_key == {"a": 2}
+
+
+def test_a_key_that_sends_again_at_once_cannot_take_the_place_of_one_that_waits():
+    """Two clients of one key with one place: the careless one sends again the moment it is answered; the one that
+    waits gets the place at its next release, in its turn."""
+    places = InFlight(total=8, per_key=1, at_triton=2, wait_s=1.0, hold_s=2.0)
+    served = []
+
+    async def client(name: str, times: int) -> None:
+        for _ in range(times):
+            await places.admit("k")
+            served.append(name)
+            await asyncio.sleep(0.02)
+            places.release("k")
+
+    async def main() -> None:
+        careless = asyncio.create_task(client("careless", 6))
+        await asyncio.sleep(0.01)
+        await client("patient", 3)
+        await careless
+
+    asyncio.run(main())
+    assert served == ["careless", "patient"] * 3 + ["careless"] * 3
+    assert not places.queue and not places.by_key
+
+
+def test_a_request_refused_after_its_wait_or_gone_while_waiting_leaves_no_place_taken():
+    places = InFlight(total=8, per_key=1, at_triton=2, wait_s=1.0, hold_s=0.1, max_waiting=1)
+
+    async def main() -> None:
+        await places.admit("k")
+        started = time.monotonic()
+        waiter = asyncio.create_task(places.admit("k"))
+        await asyncio.sleep(0.01)
+        with pytest.raises(Refusal):  # one waits already: the next is refused at once
+            await places.admit("k")
+        assert time.monotonic() - started < 0.05
+        with pytest.raises(Refusal) as caught:
+            await waiter
+        assert caught.value.code == "too_many_requests_for_key" and time.monotonic() - started >= 0.1
+        gone = asyncio.create_task(places.admit("k"))
+        await asyncio.sleep(0.01)
+        gone.cancel()  # the client left
+        await asyncio.gather(gone, return_exceptions=True)
+        places.release("k")
+
+    asyncio.run(main())
+    assert not places.queue and not places.by_key
 
 
 def test_photos_over_the_places_at_triton_wait_their_turn_in_order_and_no_longer_than_the_timeout():

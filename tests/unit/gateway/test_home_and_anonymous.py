@@ -63,7 +63,7 @@ def test_keys_ring_lets_anonymous_networks_in_without_a_valid_key():
 
 
 def test_requests_without_a_key_from_anonymous_networks_have_their_own_places(gateway):
-    settings = Settings(keys=(KEY,), anonymous_from=LOOPBACK, max_in_flight_anonymous=1)
+    settings = Settings(keys=(KEY,), anonymous_from=LOOPBACK, max_in_flight_anonymous=1, wait_for_place=0.2)
     with gateway(settings, FakeTriton(delay=0.5)) as url:
         answers = [None] * 3
 
