@@ -210,15 +210,17 @@ class Variant:
 
 def scale_instances(repository: Path, instances: int) -> None:
     """`instances` instances of plate_recognition and yolo, the models whose work is on the host (a photo at a time
-    each), and queues that hold as many requests: every model's `instances`, plate_recognition's twice that, as its
-    2 are to its 1 instance now. stn and lprnet keep one instance and batch what the callers send at once."""
+    each), and the queues of the models behind plate_recognition made to hold as many requests as its instances send
+    at once. plate_recognition's own queue, where clients wait, holds more already. stn and lprnet keep one instance
+    and batch what the callers send at once."""
     for config in sorted(repository.glob("*/config.pbtxt")):
         model = config.parent.name
         text = config.read_text()
         if model in ("plate_recognition", "yolo"):
             text = re.sub(r"(instance_group \[ \{ count: )\d+", rf"\g<1>{instances}", text)
-        queue = 2 * instances if model == "plate_recognition" else instances
-        config.write_text(re.sub(r"max_queue_size: \d+", f"max_queue_size: {queue}", text))
+        if model != "plate_recognition":
+            text = re.sub(r"max_queue_size: \d+", f"max_queue_size: {instances}", text)
+        config.write_text(text)
 
 
 def gpu_memory() -> str:

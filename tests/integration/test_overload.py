@@ -1,4 +1,7 @@
-"""Overload on the real server: the excess of a burst is refused with 503 at once, and a client's retry gets in."""
+"""Overload on the real server, Triton direct: a burst beyond what is served waits in plate_recognition's queue, in
+its order, instead of being refused at once (a refusal that a careless client answers by sending again at once would
+cost the cores the answers need); what waits past the queue's timeout is refused then, and a client's retry gets in.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +17,9 @@ from plates.client.retry import NO_RETRY, RetryPolicy
 from plates.client.service import PlatesClient
 from plates.exceptions import OverloadedError
 
-THREADS = 16  # well over what plate_recognition's queue holds (1 served, 2 waiting)
+THREADS = 16  # well over what plate_recognition serves at once (1 served, 1 waiting its turn)
 PER_THREAD = 3
+QUEUE_TIMEOUT_S = 2.0  # plate_recognition's default_timeout_microseconds
 
 
 def burst(url: str, image: np.ndarray, threads: int, per_thread: int, stop: threading.Event | None = None):
@@ -42,7 +46,7 @@ def burst(url: str, image: np.ndarray, threads: int, per_thread: int, stop: thre
     return workers, results
 
 
-def test_a_burst_beyond_the_queue_is_refused_quickly_and_what_is_served_is_right(triton_url, samples):
+def test_a_burst_waits_its_turn_and_what_is_refused_was_refused_only_after_the_queues_timeout(triton_url, samples):
     image = cv2.imread(str(samples / "car.jpg"))
     workers, results = burst(triton_url, image, THREADS, PER_THREAD)
     for thread in workers:
@@ -52,13 +56,12 @@ def test_a_burst_beyond_the_queue_is_refused_quickly_and_what_is_served_is_right
     accepted = [(s, answer) for s, answer in results if not isinstance(answer, OverloadedError)]
     print(
         f"{len(accepted)} accepted, median {np.median([s for s, _ in accepted]) * 1000:.0f} ms; "
-        f"{len(refused)} refused, median {np.median(refused) * 1000:.0f} ms"
+        f"{len(refused)} refused" + (f", the fastest in {min(refused) * 1000:.0f} ms" if refused else "")
     )
-    assert refused and accepted
+    assert len(accepted) >= THREADS  # each sender's first photo at least: they waited instead of being refused
     assert all(CAR_PLATE in [p.text for p in answer] for _, answer in accepted)
-    # Refused without waiting for a photo's turn: a refusal is answered well before a served photo is.
-    assert np.median(refused) < np.median([s for s, _ in accepted])
-    assert all("overloaded" in str(answer) for _, answer in results if isinstance(answer, OverloadedError))
+    # Never refused at once: a refusal comes when the photo's time in the queue is up, not before.
+    assert all(seconds >= QUEUE_TIMEOUT_S * 0.9 for seconds in refused), refused
     assert is_ready(triton_url)
 
 
@@ -81,11 +84,11 @@ def test_plates_client_retries_a_refusal_and_then_reads_the_plate(triton_url, sa
 
         client._infer = counted
         for _ in range(10):  # until a request was refused at least once
-            # Six senders, each sending again as soon as it is answered, keep plate_recognition's queue (one served,
-            # two waiting) full however fast a photo is read; the client's photo comes while they do.
+            # Sixty senders, each sending again as soon as it is answered, keep more photos in plate_recognition's
+            # queue than it reads within the queue's timeout; the client's photo comes while they do.
             stop.clear()
-            workers, _ = burst(triton_url, image, 6, 200, stop)
-            time.sleep(0.2)
+            workers, _ = burst(triton_url, image, 60, 200, stop)
+            time.sleep(0.5)
             before = len(tries)
             readings.append(client.recognize(image))
             stop.set()
