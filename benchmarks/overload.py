@@ -18,6 +18,7 @@ import multiprocessing
 import statistics
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import psutil
@@ -27,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 CAR = ROOT.parent / "shared" / "data" / "samples" / "car.jpg"
 PLATE = "B840CK197"
+REASONS: Counter[str] = Counter()  # a client process's refusals by Triton's message
 
 
 def _gateway_call(url: str, key: str | None):
@@ -59,6 +61,7 @@ def _triton_call(url: str, protocol: str):
     from tritonclient.utils import InferenceServerException
 
     connection = client.InferenceServerClient(url)
+    reasons = REASONS
     photo = np.array([CAR.read_bytes()], dtype=np.object_)
 
     def call() -> tuple[str, float | None]:
@@ -69,6 +72,7 @@ def _triton_call(url: str, protocol: str):
         except InferenceServerException as error:
             if "unavailable" not in str(error).lower() and "exceeds" not in str(error).lower():
                 raise  # not a refusal for load: the benchmark is wrong, not the server
+            reasons[str(error).split("]")[-1].strip()[:60]] += 1
             return "refused", None
         texts = [t.decode() if isinstance(t, bytes) else str(t) for t in result.as_numpy("texts").ravel()]
         return ("right" if PLATE in texts else "wrong"), None
@@ -100,7 +104,7 @@ def client_loop(door: str, target: str, key: str | None, polite: bool, seconds: 
         elif polite:
             time.sleep(min(retry_after if retry_after is not None else backoff, max(0.0, until - time.time())))
             backoff = min(backoff * 2, 2.0)
-    results.put((polite, counts, served, photos))
+    results.put((polite, counts, served, photos, dict(REASONS)))
 
 
 def server_cpu() -> float:
@@ -142,7 +146,9 @@ def run(door: str, target: str, key: str | None, careless: int, polite: bool, se
         worker.join()
     total = {"right": 0, "wrong": 0, "refused": 0, "error": 0}
     served, polite_stats = [], None
-    for is_polite, counts, times, photos in gathered:
+    reasons: Counter[str] = Counter()
+    for is_polite, counts, times, photos, refusals in gathered:
+        reasons.update(refusals)
         for name in total:
             total[name] += counts[name]
         served += times
@@ -156,6 +162,7 @@ def run(door: str, target: str, key: str | None, careless: int, polite: bool, se
         "p99": _p(served, 0.99),
         "cpu_s": cpu,
         "polite": polite_stats,
+        "reasons": reasons,
     }
 
 
@@ -187,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
             ratio = f" ({figures['right_per_s'] / one:.2f} of one client's)" if one else ""
             # A refusal's cost: the server's CPU beyond what its answers cost at one client, over its refusals.
             cost = ""
-            if per_answer is not None and figures["refusals"]:
+            if per_answer is not None and figures["refusals"] >= args.seconds:  # fewer: noise over the answers' cost
                 spare = figures["cpu_s"] - per_answer * figures["answers"]
                 cost = f", {spare / figures['refusals'] * 1000:.2f} ms of server CPU a refusal"
             line = (
@@ -198,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             if figures["polite"]:
                 line += f"; the polite client: {figures['polite'][0]:.1f} right/s, p99 {figures['polite'][1]:.0f} ms"
+            if figures["reasons"]:
+                line += "; refused as " + ", ".join(f"{n} {why!r}" for why, n in figures["reasons"].most_common(3))
             print(line, flush=True)
     return 0
 

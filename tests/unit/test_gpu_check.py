@@ -110,7 +110,7 @@ def test_variants_are_parsed_named_and_applied_to_a_copy_of_the_repository(tmp_p
     }
     assert counts == {"plate_recognition": 4, "yolo": 4, "stn": 1, "lprnet": 1}
     assert configs["yolo"]["model_warmup"][0]["count"] == 3  # its warm-up's count is no instance count
-    assert queues == {"plate_recognition": 64, "yolo": 4, "stn": 4, "lprnet": 4}
+    assert queues == {"plate_recognition": 128, "yolo": 4, "stn": 4, "lprnet": 4}
 
 
 def test_scaling_a_repository_to_one_instance_leaves_its_configs_as_committed(tmp_path):
