@@ -9,6 +9,7 @@ as absent, and one inside past `overstay_after` is due an alert once.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -73,26 +74,22 @@ def plate_for(session: Session, text: str, seen_at: datetime) -> PlateRow:
     return plate
 
 
-def near_plates(
-    session: Session, texts: list[str], max_distance: float, inside_only: bool = False
-) -> list[tuple[PlateRow, float]]:
+def ranked(texts: list[str], candidates: Iterable[str], max_distance: float) -> list[tuple[str, float]]:
+    """The `candidates` within `max_distance` of any of `texts` by the look-alike-aware distance, each with it,
+    nearest first (then by text)."""
+    scored = ((min(plate_distance(text, candidate) for text in texts), candidate) for candidate in candidates)
+    return [(candidate, distance) for distance, candidate in sorted(scored) if distance <= max_distance]
+
+
+def near_plates(session: Session, texts: list[str], max_distance: float) -> list[tuple[PlateRow, float]]:
     """Plates within `max_distance` of any of `texts` (at most one edit beyond look-alikes, plates.store.fuzzy),
-    nearest first, each with its distance; with `inside_only`, only those with a visit open."""
+    nearest first, each with its distance."""
     lookup = set().union(*(keys(text) for text in texts)) if texts else set()
     if not lookup:
         return []
     query = select(PlateRow).where(PlateRow.id.in_(select(PlateKey.plate_id).where(PlateKey.key.in_(lookup))))
-    if inside_only:
-        # Per plate found, through the visits' (plate, entered_at) index: never a scan of every open visit.
-        query = query.where(
-            select(VisitRow.id).where(VisitRow.plate_id == PlateRow.id, VisitRow.state == "inside").exists()
-        )
-    found = []
-    for plate in session.scalars(query):
-        nearest = min(plate_distance(text, plate.text) for text in texts)
-        if nearest <= max_distance:
-            found.append((plate, nearest))
-    return sorted(found, key=lambda pair: (pair[1], pair[0].text))
+    plates = {plate.text: plate for plate in session.scalars(query)}
+    return [(plates[text], distance) for text, distance in ranked(texts, plates, max_distance)]
 
 
 def _read_values(sighting: Sighting, crop: str | None) -> dict:
@@ -194,13 +191,10 @@ class _Batch:
             self.inside_by_key.setdefault(key, set()).add(visit.plate.text)
 
     def _near_inside(self, texts: list[str], max_distance: float) -> _Plate | None:
-        """As near_plates(inside_only=True), over what the batch knows: the nearest plate inside, if one is near."""
+        """The nearest plate inside near any of `texts`, over what the batch knows, if one is near."""
         found = {plate for text in texts for key in keys(text) for plate in self.inside_by_key.get(key, ())}
-        scored = [
-            (min(plate_distance(text, plate) for text in texts), plate) for plate in found if plate in self.inside
-        ]
-        near = [pair for pair in scored if pair[0] <= max_distance]
-        return self.plates[min(near)[1]] if near else None
+        near = ranked(texts, (plate for plate in found if plate in self.inside), max_distance)
+        return self.plates[near[0][0]] if near else None
 
     def plate_of(self, index: int, sighting: Sighting) -> _Plate | None:
         """The plate `sighting` is counted to, with the visit it opens or closes."""
