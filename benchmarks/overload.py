@@ -8,7 +8,8 @@ against a running `plates serve`. Each client is a process of its own, as separa
 photo, and sends it again the moment an answer comes, refused or not. With `--polite`, one more run per door puts a
 well-behaved client beside 16 careless ones: it backs off as `PlatesClient` does (the server's Retry-After, else
 exponential from 0.1 s), and its own right answers a second and p99 are printed. Each run also prints the server's
-CPU seconds per answer and per refusal (psutil over the processes of `plates serve`), what a refusal costs.
+CPU seconds per answer and per refusal (psutil over the processes of `plates serve`), what a refusal costs, and the
+clients' own CPU: on one machine they share its cores with the server.
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ def client_loop(door: str, target: str, key: str | None, polite: bool, seconds: 
     call = _gateway_call(target, key) if door == "gateway" else _triton_call(target, door)
     ready.put(True)
     go.wait()
+    cpu = time.process_time()
     until = time.time() + seconds
     served, photos, counts, backoff = [], [], {"right": 0, "wrong": 0, "refused": 0, "error": 0}, 0.1
     photo_started = time.perf_counter()
@@ -104,7 +106,7 @@ def client_loop(door: str, target: str, key: str | None, polite: bool, seconds: 
         elif polite:
             time.sleep(min(retry_after if retry_after is not None else backoff, max(0.0, until - time.time())))
             backoff = min(backoff * 2, 2.0)
-    results.put((polite, counts, served, photos, dict(REASONS)))
+    results.put((polite, counts, served, photos, dict(REASONS), time.process_time() - cpu))
 
 
 def server_cpu() -> float:
@@ -147,8 +149,10 @@ def run(door: str, target: str, key: str | None, careless: int, polite: bool, se
     total = {"right": 0, "wrong": 0, "refused": 0, "error": 0}
     served, polite_stats = [], None
     reasons: Counter[str] = Counter()
-    for is_polite, counts, times, photos, refusals in gathered:
+    clients_cpu = 0.0
+    for is_polite, counts, times, photos, refusals, cpu_s in gathered:
         reasons.update(refusals)
+        clients_cpu += cpu_s
         for name in total:
             total[name] += counts[name]
         served += times
@@ -161,6 +165,7 @@ def run(door: str, target: str, key: str | None, careless: int, polite: bool, se
         "p50": statistics.median(served) * 1000 if served else float("nan"),
         "p99": _p(served, 0.99),
         "cpu_s": cpu,
+        "clients_cpu_s": clients_cpu,
         "polite": polite_stats,
         "reasons": reasons,
     }
@@ -196,12 +201,17 @@ def main(argv: list[str] | None = None) -> int:
             cost = ""
             if per_answer is not None and figures["refusals"] >= args.seconds:  # fewer: noise over the answers' cost
                 spare = figures["cpu_s"] - per_answer * figures["answers"]
-                cost = f", {spare / figures['refusals'] * 1000:.2f} ms of server CPU a refusal"
+                cost = (
+                    f", {spare / figures['refusals'] * 1000:.2f} ms of server CPU a refusal"
+                    if spare > 0
+                    else ", no server CPU beyond the answers' for them"  # each waited out a timer
+                )
             line = (
                 f"{door}: {careless} careless{' + 1 polite' if polite else ''}: {figures['right_per_s']:.1f} right/s"
                 f"{ratio}; served p50 {figures['p50']:.0f} ms, p99 {figures['p99']:.0f} ms; "
                 f"refused {figures['refusals'] / args.seconds:.0f}/s{cost}; "
-                f"server CPU {figures['cpu_s'] / args.seconds:.2f} cores"
+                f"server CPU {figures['cpu_s'] / args.seconds:.2f} cores, "
+                f"clients' {figures['clients_cpu_s'] / args.seconds:.2f}"
             )
             if figures["polite"]:
                 line += f"; the polite client: {figures['polite'][0]:.1f} right/s, p99 {figures['polite'][1]:.0f} ms"
