@@ -275,9 +275,9 @@ def disputes(args) -> int:
 
 
 def manifest(args) -> int:
-    """A `plates eval` manifest of the photos that hold a one-line plate of the --split split (by its text:
-    plates.training.real_plates.split_of): each with every box the data gives it, and the texts read by eye of the
-    split's one-line plates. Tight crops are left out: the detector is not made for a plate that fills the photo."""
+    """A `plates eval` manifest of the photos that hold a plate of --lines rows of the --split split (by its text:
+    plates.training.real_plates.split_of; `all`: every split): each with every box the data gives it, and the texts
+    read by eye of those plates. Tight crops are left out: the detector is not made for a plate that fills the photo."""
     from plates.training.by_eye import load_labels
     from plates.training.real_plates import split_of
 
@@ -288,7 +288,7 @@ def manifest(args) -> int:
                 by_photo.setdefault(label.image, []).append(label)
 
     def text(label: Label) -> str | None:
-        kept = label.trainable and label.lines == 1 and split_of(label.text) == args.split
+        kept = label.trainable and label.lines == args.lines and args.split in ("all", split_of(label.text))
         return label.text if kept else None
 
     entries = [
@@ -313,7 +313,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sources", nargs="+", choices=list(PREFIXES), default=list(PREFIXES))
     parser.add_argument("--readers", nargs="*", default=[], help="disputes: JSON files of recognizers' readings")
     parser.add_argument("--recognizer", default="plates", help="recognize: whose weights (plates, pretrained)")
-    parser.add_argument("--split", choices=["train", "val", "test"], default="test", help="manifest: whose texts")
+    parser.add_argument(
+        "--split", choices=["train", "val", "test", "all"], default="test", help="manifest: whose texts"
+    )
+    parser.add_argument("--lines", type=int, choices=[1, 2], default=1, help="manifest: plates of how many rows")
     parser.add_argument("--out", type=Path, help="manifest: where to write it (runs/by_eye/SPLIT.json)")
     args = parser.parse_args(argv)
     try:

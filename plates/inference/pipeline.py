@@ -148,7 +148,7 @@ def read_cuts(infer: Infer, crops: torch.Tensor, lines: np.ndarray, settings: Re
         rows = rows_of_cut if cuts is None else rows_of_cut[cuts]
         logits = row_logits(infer, split_rows(chosen, rows), np.repeat(rows, rows) == 2, settings)
         logits, frames = join_rows(logits, rows)
-        return read_joined(logits.cpu().numpy(), frames.cpu().numpy())
+        return read_joined(logits.cpu().numpy(), frames.cpu().numpy(), rows)
 
     look = settings.first_look
     if look is None:

@@ -10,7 +10,7 @@ from operator import itemgetter
 import numpy as np
 
 from plates.recognition.alphabet import ALPHABET, BLANK
-from plates.recognition.formats import is_plate_prefix, is_valid_plate
+from plates.recognition.formats import ONE_LINE, Grammar
 
 DEFAULT_BEAM_WIDTH = 10
 _INDEX = {char: index for index, char in enumerate(ALPHABET)}
@@ -38,18 +38,18 @@ def log_softmax(logits: np.ndarray, axis: int) -> np.ndarray:
     return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
 
-def read_plates(logits: np.ndarray, beam_width: int = DEFAULT_BEAM_WIDTH) -> list[Reading]:
+def read_plates(logits: np.ndarray, beam_width: int = DEFAULT_BEAM_WIDTH, grammar: Grammar = ONE_LINE) -> list[Reading]:
     """Decode a batch of logits shaped [N, classes, time] into plate readings.
 
-    The search only grows prefixes of official plate formats, so a reading is never an impossible plate: a frame
-    that best-path decoding would read as a stray extra digit loses to the likeliest text that is a plate.
+    The search only grows prefixes of the `grammar`'s plate formats, so a reading is never an impossible plate: a
+    frame that best-path decoding would read as a stray extra digit loses to the likeliest text that is a plate.
     """
     if logits.ndim != 3 or logits.shape[1] != BLANK + 1:
         raise ValueError(f"expected logits shaped [N, {BLANK + 1}, T], got {list(logits.shape)}")
     readings = []
     for plate in log_softmax(logits.astype(np.float64), axis=1):
-        beams = prefix_beam_search(plate, beam_width, is_plate_prefix)
-        readings.append(Reading(tuple((t, math.exp(p)) for t, p in beams if is_valid_plate(t))))
+        beams = prefix_beam_search(plate, beam_width, grammar.is_prefix)
+        readings.append(Reading(tuple((t, math.exp(p)) for t, p in beams if grammar.allows(t))))
     return readings
 
 

@@ -52,21 +52,42 @@ def is_valid_plate(text: str) -> bool:
 # The same formats as sequences of allowed characters, for checking a reading while it grows (beam search):
 # regex has no "could this still match" test. Each format ends in a 2-digit region or a 3-digit one.
 _CLASSES = {"L": LETTERS, "D": "0123456789", "T": "T", "R": "179"}
-_TEMPLATES = ("LDDDLL", "LLDDD", "LLDDDD", "LDDDD", "DDDDLL", "DDDTDDD")
-_SEQUENCES = tuple(tuple(_CLASSES[c] for c in template + region) for template in _TEMPLATES for region in ("DD", "RDD"))
-# _FITS[position][char]: the sequences that allow `char` at `position`, as a bit mask (bit i: _SEQUENCES[i]).
-_FITS = tuple(
-    {char: sum(1 << i for i, allowed in enumerate(column) if char in allowed) for char in ALPHABET}
-    for column in itertools.zip_longest(*_SEQUENCES, fillvalue="")
-)
 
 
-@functools.lru_cache(maxsize=65536)
-def is_plate_prefix(text: str) -> bool:
-    """Whether some plate format starts with `text`."""
-    if len(text) > len(_FITS):
-        return False
-    fits = (1 << len(_SEQUENCES)) - 1
-    for position, char in enumerate(text):
-        fits &= _FITS[position].get(char, 0)
-    return fits != 0
+class Grammar:
+    """The texts of some of the formats, as templates of character classes (`L`, `D`, `T`; each followed by the
+    region), checked character by character as a reading grows."""
+
+    def __init__(self, templates: tuple[str, ...]) -> None:
+        sequences = tuple(tuple(_CLASSES[c] for c in t + region) for t in templates for region in ("DD", "RDD"))
+        self._lengths = tuple(len(sequence) for sequence in sequences)
+        # _fits[position][char]: the sequences that allow `char` at `position`, as a bit mask (bit i: sequence i).
+        self._fits = tuple(
+            {char: sum(1 << i for i, allowed in enumerate(column) if char in allowed) for char in ALPHABET}
+            for column in itertools.zip_longest(*sequences, fillvalue="")
+        )
+        self.is_prefix = functools.lru_cache(maxsize=65536)(self._is_prefix)
+
+    def _matching(self, text: str) -> int:
+        fits = (1 << len(self._lengths)) - 1
+        for position, char in enumerate(text):
+            fits &= self._fits[position].get(char, 0)
+        return fits
+
+    def _is_prefix(self, text: str) -> bool:
+        """Whether one of the formats starts with `text`."""
+        return len(text) <= len(self._fits) and self._matching(text) != 0
+
+    def allows(self, text: str) -> bool:
+        """Whether `text` is a whole plate of one of the formats."""
+        fits = self._matching(text) if len(text) <= len(self._fits) else 0
+        whole = any(fits >> i & 1 and length == len(text) for i, length in enumerate(self._lengths))
+        return whole and is_valid_plate(text)
+
+
+ONE_LINE = Grammar(("LDDDLL", "LLDDD", "LLDDDD", "LDDDD", "DDDDLL", "DDDTDDD"))
+# Two-line plates, their top row first, as GOST R 50577 lays them out: type 1A's letter and three digits over two
+# letters (A123 / BC 77), and four digits over two letters on motorcycles (type 4), tractors and other machines
+# (type 3) and their trailers (1234 / AB 77). No other format is made on a two-line plate, so a two-line plate is
+# never read as a taxi's, a trailer's or a police car's one-line text.
+TWO_LINE = Grammar(("LDDDLL", "DDDDLL"))

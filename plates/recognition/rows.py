@@ -12,6 +12,7 @@ import torch
 
 from plates.recognition.crops import CROP_WIDTH
 from plates.recognition.ctc import Reading, read_plates
+from plates.recognition.formats import ONE_LINE, TWO_LINE
 
 
 def split_rows(crops: torch.Tensor, lines: Sequence[int]) -> torch.Tensor:
@@ -48,11 +49,14 @@ def join_rows(logits: torch.Tensor, lines: Sequence[int]) -> tuple[torch.Tensor,
     return joined, lines * frames
 
 
-def read_joined(logits: np.ndarray, frames: np.ndarray) -> list[Reading]:
-    """join_rows' sequences decoded as plates, each over its own frames only (zero frames would read as noise)."""
+def read_joined(logits: np.ndarray, frames: np.ndarray, lines: Sequence[int]) -> list[Reading]:
+    """join_rows' sequences of plates of `lines` rows decoded as plates, each over its own frames only (zero frames
+    would read as noise), and a two-line plate in the formats made on two-line plates only."""
     readings: list[Reading | None] = [None] * len(logits)
+    lines = np.asarray(lines)
     for count in np.unique(frames):
-        chosen = np.flatnonzero(frames == count)
-        for index, reading in zip(chosen, read_plates(logits[chosen, :, :count])):
-            readings[index] = reading
+        for rows, grammar in ((1, ONE_LINE), (2, TWO_LINE)):
+            chosen = np.flatnonzero((frames == count) & (lines == rows))
+            for index, reading in zip(chosen, read_plates(logits[chosen, :, :count], grammar=grammar)):
+                readings[index] = reading
     return readings

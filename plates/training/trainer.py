@@ -70,7 +70,7 @@ def read_texts(
         for start in range(0, len(images), batch_size):
             part = slice(start, start + batch_size)
             logits, frames = recognizer_logits(stn, lprnet, images[part], lines[part])
-            texts += [reading.text for reading in read_joined(logits.numpy(), frames.numpy())]
+            texts += [reading.text for reading in read_joined(logits.numpy(), frames.numpy(), lines[part])]
     return texts
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from plates.recognition.alphabet import ALPHABET, BLANK, NUM_CLASSES
 from plates.recognition.ctc import Reading, log_softmax, prefix_beam_search, read_plates, vote
-from plates.recognition.formats import is_plate_prefix
+from plates.recognition.formats import ONE_LINE
 
 DATA = Path(__file__).parent / "data"
 
@@ -70,9 +70,10 @@ def test_read_plates_rejects_wrong_class_count():
 
 
 def test_is_plate_prefix_follows_the_formats():
-    assert is_plate_prefix("") and is_plate_prefix("B840") and is_plate_prefix("B840CK19")
-    assert is_plate_prefix("B8400")  # police: A1234 77
-    assert not is_plate_prefix("B840C0") and not is_plate_prefix("8B") and not is_plate_prefix("B840CK1977")
+    assert ONE_LINE.is_prefix("") and ONE_LINE.is_prefix("B840") and ONE_LINE.is_prefix("B840CK19")
+    assert ONE_LINE.is_prefix("B8400")  # police: A1234 77
+    assert not ONE_LINE.is_prefix("B840C0") and not ONE_LINE.is_prefix("8B")
+    assert not ONE_LINE.is_prefix("B840CK1977")
     assert log_softmax(np.zeros((2, 1)), 0)[0, 0] == pytest.approx(np.log(0.5))
 
 

@@ -64,9 +64,20 @@ def _spelling(text: str, frames: int) -> np.ndarray:
 def test_read_joined_reads_the_top_row_then_the_bottom_one_as_one_plate():
     top, bottom, one_line = _spelling("H701", 18), _spelling("HE27", 18), _spelling("A123BC77", 18)
     joined, frames = join_rows(torch.from_numpy(np.stack([top, bottom, one_line])), [2, 1])
-    texts = [reading.text for reading in read_joined(joined.numpy(), frames.numpy())]
+    texts = [reading.text for reading in read_joined(joined.numpy(), frames.numpy(), [2, 1])]
     # The one-line plate's zero frames past its 18 would read as noise, not as blanks.
     assert texts == ["H701HE27", "A123BC77"]
+
+
+def test_read_joined_reads_a_two_line_plate_in_the_two_line_formats_only():
+    # Rows spelling a trailer's one-line text (AB12 over 3477), each of B, 3 and 4 with a runner-up (8, B, A): the
+    # two-line plate reads the likeliest text made on two lines, the one-line plate beside it its own spelling.
+    top, bottom, one_line = _spelling("AB12", 18), _spelling("3477", 18), _spelling("AB123477", 18)
+    for logits, frame, runner_up in ((top, 2, "8"), (bottom, 0, "B"), (bottom, 2, "A")):
+        logits[ALPHABET.index(runner_up), frame] = 9.0
+    joined, frames = join_rows(torch.from_numpy(np.stack([top, bottom, one_line])), [2, 1])
+    texts = [reading.text for reading in read_joined(joined.numpy(), frames.numpy(), [2, 1])]
+    assert texts == ["A812BA77", "AB123477"]
 
 
 def test_a_set_of_rows_apart_trains_and_reads_beside_one_line_crops(tmp_path):
