@@ -353,3 +353,36 @@ def test_a_plates_other_ways_are_read_only_where_its_first_way_reads_it_under_ot
     plates = recognize(PHOTO, models, settings)
     assert plates.texts == ["A123BC77", "H701HE27"] and plates.boxes[:, 0].tolist() == [0, 3]
     assert models.by_model["lprnet_rows"] == ["H701", "HE27"] * 2
+
+
+class DarkPlateModels(RowModels):
+    """lprnet reads a row whose crop was negated (its light and dark swapped) as `dark_texts[n]`."""
+
+    def __init__(self, plates: list[list[str]], dark: list[list[str]]):
+        super().__init__(plates)
+        self.dark_texts = [""] + [text for rows in dark for _ in range(2) for text in rows]
+
+    def __call__(self, model, inputs, outputs):
+        batch = inputs["input__0"]
+        if model != "yolo" and model != "stn" and float(batch[:, 0, 0, 0].min()) < 0:
+            texts = [self.dark_texts[-int(n)] for n in batch[:, 0, 0, 0]]
+            self.by_model.setdefault(f"{model} negated", []).extend(texts)
+            return {"output__0": torch.stack([logits_reading(text) for text in texts])}
+        return super().__call__(model, inputs, outputs)
+
+
+def test_a_plate_that_reads_poorly_is_read_again_with_light_and_dark_swapped_and_the_likelier_reading_stands():
+    # Plate 0 reads well as it is: never negated. Plate 1 (white on black) reads no plate as it is, and its rows
+    # negated read 7414 / CK60. Plate 2 reads no plate either way: it stays unread.
+    models = DarkPlateModels([["A123BC77"], ["7", "C"], ["B8"]], dark=[["X"], ["7414", "CK60"], ["B9"]])
+    settings = RecognitionSettings(max_batch_size=32, two_line_model="lprnet_rows", inverted_below=0.3)
+    plates = recognize(PHOTO, models, settings)
+    assert plates.texts == ["A123BC77", "7414CK60", ""]
+    assert models.by_model["lprnet_rows negated"] == ["7414", "CK60"] * 2
+    assert models.by_model["lprnet negated"] == ["B9"] * 2  # plate 0 was not read again
+
+
+def test_no_plate_is_read_negated_where_inverted_below_is_0():
+    models = DarkPlateModels([["7", "C"]], dark=[["7414", "CK60"]])
+    plates = recognize(PHOTO, models, RecognitionSettings(max_batch_size=32, two_line_model="lprnet_rows"))
+    assert plates.texts == [""] and not any("negated" in model for model in models.by_model)

@@ -75,8 +75,9 @@ def test_orchestrator_answers_boxes_texts_and_scores(orchestrator, pb_utils):
     np.testing.assert_array_equal(outputs["coordinates"], [[1, 2, 3, 4], [5, 6, 7, 8]])
     assert outputs["texts"].tolist() == [b"B840CK197", b""]
     np.testing.assert_allclose(outputs["scores"], [0.8, 0.8])
-    # The first look settles B840CK197 and gives up A12, which no cut reads as a plate: one stn and lprnet call.
-    assert pb_utils.CALLS == ["yolo", "stn", "lprnet"]
+    # The first look settles B840CK197 and gives up A12, which no cut reads as a plate: one stn and lprnet call; then
+    # A12's first cut is read once more in negative (inverted_below), which reads no plate either.
+    assert pb_utils.CALLS == ["yolo", "stn", "lprnet", "stn", "lprnet"]
 
 
 def test_orchestrator_answers_k_candidates_per_plate_as_bytes_and_scores(orchestrator, pb_utils):
@@ -309,7 +310,9 @@ def test_orchestrator_counts_each_tensor_it_sends_and_gets_back_per_model(
 ):
     from plates.inference.tensor_log import TensorLog, read_log
 
-    fake_recognizer(pb_utils, [[10, 10, 60, 22]], ["A001AA77"])
+    # A text with no character twice in a row: plate_logits puts no blank between them, and CTC would collapse them
+    # into no plate, which would be read once more in negative.
+    fake_recognizer(pb_utils, [[10, 10, 60, 22]], ["A012BC78"])
     orchestrator.log = TensorLog(tmp_path, "plate_recognition")
     orchestrator.execute([image_request(pb_utils, np.zeros((40, 80, 3), np.uint8))])
     orchestrator.finalize()
