@@ -103,6 +103,22 @@ def test_a_square_two_line_plate_is_read_as_one_text_by_its_own_recognizer(trito
     assert inference_count(triton_url, "lprnet_rows") > before
 
 
+@pytest.mark.parametrize(
+    ("text", "style", "where"),
+    [("E214599", "police", (330, 330, 120)), ("5831KM25", "military", (330, 380, 160))],
+)
+def test_white_characters_on_a_blue_or_black_plate_are_read(triton_url, samples, text, style, where):
+    # Drawn in the GOST typeface on the road of car.jpg: the recognizers, which learnt dark characters on white
+    # plates, read neither as it is; plate_recognition reads it again in negative (inverted_below).
+    photo = cv2.imread(str(samples / "car.jpg"))
+    plate = render_plate(text, style, np.random.default_rng(0))
+    x, y, width = where
+    height = plate.shape[0] * width // plate.shape[1]
+    photo[y : y + height, x : x + width] = cv2.resize(plate, (width, height), interpolation=cv2.INTER_AREA)
+    with PlatesClient(triton_url) as client:
+        assert text in [p.text for p in client.recognize(photo)]
+
+
 def test_photo_without_plates_answers_empty_without_calling_the_recognizer(triton_url, samples):
     before = {m: inference_count(triton_url, m) for m in ("stn", "lprnet", "yolo")}
     with PlatesClient(triton_url) as client:
