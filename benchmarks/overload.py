@@ -2,14 +2,16 @@
 `Retry-After`, through the gateway and through Triton's HTTP and gRPC ports, against what one client gets.
 
     poetry run python benchmarks/overload.py --gateway http://127.0.0.1:8080 --http localhost:8000 \
-        --grpc localhost:8001 --clients 1 4 16 64 --seconds 45 --polite
+        --grpc localhost:8001 --clients 1 4 16 64 --seconds 45 --polite [--rounds 3]
 
 against a running `plates serve`. Each client is a process of its own, as separate programs would be: it sends the
 photo, and sends it again the moment an answer comes, refused or not. With `--polite`, one more run per door puts a
 well-behaved client beside 16 careless ones: it backs off as `PlatesClient` does (the server's Retry-After, else
 exponential from 0.1 s), and its own right answers a second and p99 are printed. Each run also prints the server's
 CPU seconds per answer and per refusal (psutil over the processes of `plates serve`), what a refusal costs, and the
-clients' own CPU: on one machine they share its cores with the server.
+clients' own CPU: on one machine they share its cores with the server. With `--rounds N` every count runs N times in
+turn (1, 4, 16, 64, 1, 4, ...), each ratio against its own round's one client, and their medians are printed: on a
+shared machine a drift in its load between two runs otherwise reads as a change of goodput.
 """
 
 from __future__ import annotations
@@ -185,40 +187,62 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 4, 16, 64])
     parser.add_argument("--seconds", type=float, default=45.0)
     parser.add_argument("--polite", action="store_true", help="also a well-behaved client beside 16 careless ones")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="run every count this many times in turn, and print each ratio's median"
+    )
     args = parser.parse_args(argv)
     doors = [(name, target) for name, target in (("gateway", args.gateway), ("http", args.http), ("grpc", args.grpc))]
     for door, target in doors:
         if not target:
             continue
-        one = per_answer = None
         runs = [(count, False) for count in args.clients] + ([(16, True)] if args.polite else [])
-        for careless, polite in runs:
-            figures = run(door, target, args.key, careless, polite, args.seconds)
-            if careless == 1 and not polite:
-                one, per_answer = figures["right_per_s"], figures["cpu_s"] / max(1, figures["answers"])
-            ratio = f" ({figures['right_per_s'] / one:.2f} of one client's)" if one else ""
-            # A refusal's cost: the server's CPU beyond what its answers cost at one client, over its refusals.
-            cost = ""
-            if per_answer is not None and figures["refusals"] >= args.seconds:  # fewer: noise over the answers' cost
-                spare = figures["cpu_s"] - per_answer * figures["answers"]
-                cost = (
-                    f", {spare / figures['refusals'] * 1000:.2f} ms of server CPU a refusal"
-                    if spare > 0
-                    else ", no server CPU beyond the answers' for them"  # each waited out a timer
-                )
-            line = (
-                f"{door}: {careless} careless{' + 1 polite' if polite else ''}: {figures['right_per_s']:.1f} right/s"
-                f"{ratio}; served p50 {figures['p50']:.0f} ms, p99 {figures['p99']:.0f} ms; "
-                f"refused {figures['refusals'] / args.seconds:.0f}/s{cost}; "
-                f"server CPU {figures['cpu_s'] / args.seconds:.2f} cores, "
-                f"clients' {figures['clients_cpu_s'] / args.seconds:.2f}"
+        ratios: dict[tuple[int, bool], list[float]] = {}
+        for _ in range(args.rounds):
+            one = per_answer = None
+            for careless, polite in runs:
+                figures = run(door, target, args.key, careless, polite, args.seconds)
+                if one:
+                    ratios.setdefault((careless, polite), []).append(figures["right_per_s"] / one)
+                one, per_answer = report(door, careless, polite, figures, one, per_answer, args.seconds)
+        if args.rounds > 1:
+            medians = ", ".join(
+                f"{careless}{' + 1 polite' if polite else ''}: {statistics.median(values):.2f}"
+                f" ({min(values):.2f}-{max(values):.2f})"
+                for (careless, polite), values in ratios.items()
             )
-            if figures["polite"]:
-                line += f"; the polite client: {figures['polite'][0]:.1f} right/s, p99 {figures['polite'][1]:.0f} ms"
-            if figures["reasons"]:
-                line += "; refused as " + ", ".join(f"{n} {why!r}" for why, n in figures["reasons"].most_common(3))
-            print(line, flush=True)
+            print(f"{door}: of one client's, the median of {args.rounds} rounds (least-most): {medians}", flush=True)
     return 0
+
+
+def report(
+    door: str, careless: int, polite: bool, figures: dict, one: float | None, per_answer: float | None, seconds: float
+) -> tuple[float | None, float | None]:
+    """Print a run's line; the round's one-client figures (right answers a second, server CPU per answer)."""
+    if careless == 1 and not polite:
+        one, per_answer = figures["right_per_s"], figures["cpu_s"] / max(1, figures["answers"])
+    ratio = f" ({figures['right_per_s'] / one:.2f} of one client's)" if one else ""
+    # A refusal's cost: the server's CPU beyond what its answers cost at one client, over its refusals.
+    cost = ""
+    if per_answer is not None and figures["refusals"] >= seconds:  # fewer: noise over the answers' cost
+        spare = figures["cpu_s"] - per_answer * figures["answers"]
+        cost = (
+            f", {spare / figures['refusals'] * 1000:.2f} ms of server CPU a refusal"
+            if spare > 0
+            else ", no server CPU beyond the answers' for them"  # each waited out a timer
+        )
+    line = (
+        f"{door}: {careless} careless{' + 1 polite' if polite else ''}: {figures['right_per_s']:.1f} right/s"
+        f"{ratio}; served p50 {figures['p50']:.0f} ms, p99 {figures['p99']:.0f} ms; "
+        f"refused {figures['refusals'] / seconds:.0f}/s{cost}; "
+        f"server CPU {figures['cpu_s'] / seconds:.2f} cores, "
+        f"clients' {figures['clients_cpu_s'] / seconds:.2f}"
+    )
+    if figures["polite"]:
+        line += f"; the polite client: {figures['polite'][0]:.1f} right/s, p99 {figures['polite'][1]:.0f} ms"
+    if figures["reasons"]:
+        line += "; refused as " + ", ".join(f"{n} {why!r}" for why, n in figures["reasons"].most_common(3))
+    print(line, flush=True)
+    return one, per_answer
 
 
 if __name__ == "__main__":
