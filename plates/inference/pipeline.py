@@ -207,8 +207,8 @@ def read_ways(
     dark = [way for way in sorted(readings) if readings[way].confidence < settings.inverted_below]
     if dark:
         for way, reading in read(dark, inverted=True).items():
-            # The swapped reading must clear the bar itself: a box that is no plate, read in negative, can spell
-            # some format's text at low probability (21 such texts on 250 scenes' unlabelled boxes at any score).
+            # The swapped reading stands only where it clears the bar itself: where neither reads the plate well,
+            # the first, doubtful reading stays rather than another as doubtful.
             if reading.confidence >= settings.inverted_below and reading.confidence > readings[way].confidence:
                 readings[way] = reading
     ways = sorted(readings)

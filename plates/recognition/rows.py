@@ -14,6 +14,8 @@ from plates.recognition.crops import CROP_WIDTH
 from plates.recognition.ctc import Reading, read_plates
 from plates.recognition.formats import ONE_LINE, TWO_LINE
 
+GRAMMARS = {1: ONE_LINE, 2: TWO_LINE}  # by a plate's rows
+
 
 def split_rows(crops: torch.Tensor, lines: Sequence[int]) -> torch.Tensor:
     """[N, C, H, CROP_WIDTH * L] crops, each of its `lines` rows laid left to right (the rest of its width unused),
@@ -54,9 +56,8 @@ def read_joined(logits: np.ndarray, frames: np.ndarray, lines: Sequence[int]) ->
     would read as noise), and a two-line plate in the formats made on two-line plates only."""
     readings: list[Reading | None] = [None] * len(logits)
     lines = np.asarray(lines)
-    for count in np.unique(frames):
-        for rows, grammar in ((1, ONE_LINE), (2, TWO_LINE)):
-            chosen = np.flatnonzero((frames == count) & (lines == rows))
-            for index, reading in zip(chosen, read_plates(logits[chosen, :, :count], grammar=grammar)):
-                readings[index] = reading
+    for count, rows in sorted(set(zip(frames.tolist(), lines.tolist()))):
+        chosen = np.flatnonzero((frames == count) & (lines == rows))
+        for index, reading in zip(chosen, read_plates(logits[chosen, :, :count], grammar=GRAMMARS[rows])):
+            readings[index] = reading
     return readings
