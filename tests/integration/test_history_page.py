@@ -6,6 +6,7 @@ PLATES_SCREENSHOT=PATH it leaves a screenshot there (the README's picture of the
 from __future__ import annotations
 
 import os
+from datetime import datetime, timedelta, timezone
 
 import pytest
 import requests
@@ -30,8 +31,11 @@ def snapshot(gateway: str, samples, camera: str, timestamp: str) -> None:
 def test_an_operator_searches_opens_a_visit_corrects_a_read_and_merges_plates(keyed_gateway, page, samples):  # noqa: F811
     if "/v1/history/reads" not in requests.get(f"{keyed_gateway}/openapi.json", timeout=30).text:
         pytest.skip("the gateway under test keeps no store (--gateway-url, the image's): scripts/test.sh runs this")
-    snapshot(keyed_gateway, samples, "page-in", "2026-11-28T08:00:00Z")
-    snapshot(keyed_gateway, samples, "page-out", "2026-11-28T09:20:00Z")
+    # Two hours ago, not a fixed day: a visit left open for a day is closed as absent (the store's check of visits),
+    # so a fixed date turned this visit "absent" the day after it was written.
+    entered = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=2)
+    snapshot(keyed_gateway, samples, "page-in", entered.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    snapshot(keyed_gateway, samples, "page-out", (entered + timedelta(minutes=80)).strftime("%Y-%m-%dT%H:%M:%SZ"))
     requested = []
     page.on("request", lambda request: requested.append(request.url))
     page.goto(keyed_gateway + "/history")

@@ -23,8 +23,10 @@ QUEUE_PLACES = 128  # plate_recognition's max_queue_size
 
 
 def burst(url: str, image: np.ndarray, threads: int, per_thread: int, stop: threading.Event | None = None):
-    """Send from `threads` threads at once, without retries; (seconds, plates or the error) of each request. A sender
-    whose photo outlived its client's timeout under the burst records it and goes on, as a careless client would."""
+    """Send from `threads` threads at once, without retries; (seconds, plates or the error's text) of each request. A
+    sender whose photo outlived its client's timeout under the burst records it and goes on, as a careless client
+    would. The text, not the error: its traceback holds the request's pixels, and a burst beyond the queue's places
+    is refused thousands of times (kept whole, they filled 21 GB)."""
     results, lock, start = [], threading.Lock(), threading.Barrier(threads)
 
     def worker() -> None:
@@ -37,7 +39,7 @@ def burst(url: str, image: np.ndarray, threads: int, per_thread: int, stop: thre
                 try:
                     answer = client.recognize(image)
                 except ServerUnavailableError as refusal:
-                    answer = refusal
+                    answer = f"{type(refusal).__name__}: {refusal}"
                 with lock:
                     results.append((time.perf_counter() - sent, answer))
 
@@ -53,7 +55,7 @@ def test_a_burst_within_the_queues_places_waits_its_turn_and_is_never_refused(tr
     for thread in workers:
         thread.join(timeout=120)
     assert len(results) == THREADS * PER_THREAD
-    refused = [answer for _, answer in results if isinstance(answer, ServerUnavailableError)]
+    refused = [answer for _, answer in results if isinstance(answer, str)]
     print(f"{len(results)} photos from {THREADS} senders at once, median {np.median([s for s, _ in results]):.1f} s")
     assert not refused, refused[0]
     assert all(CAR_PLATE in [p.text for p in answer] for _, answer in results)
