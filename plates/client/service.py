@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
@@ -97,6 +98,11 @@ def _candidates(texts: np.ndarray | None, scores: np.ndarray | None, plates: int
     ]
 
 
+# How many PlatesClients each thread holds open: the last one closed in a thread of its own releases the thread's
+# gevent hub (below).
+_open_in_thread = threading.local()
+
+
 class PlatesClient:
     """`with PlatesClient("localhost:8000") as client: client.recognize(Path("a.jpg").read_bytes())`.
 
@@ -113,6 +119,8 @@ class PlatesClient:
         self._http = httpclient
         host = self.url.split("://", 1)[1]
         self._client = httpclient.InferenceServerClient(host, connection_timeout=timeout, network_timeout=timeout)
+        self._thread: int | None = threading.get_ident()  # None once closed
+        _open_in_thread.count = getattr(_open_in_thread, "count", 0) + 1
 
     def recognize(self, image: bytes | np.ndarray) -> list[Plate]:
         """The plates of `image`: a photo file's bytes (JPEG or PNG, decoded by the server), or its HWC BGR pixels."""
@@ -180,6 +188,17 @@ class PlatesClient:
 
     def close(self) -> None:
         self._client.close()
+        if self._thread != threading.get_ident():  # closed before, or from another thread: its hub is not this one
+            return
+        self._thread = None
+        _open_in_thread.count -= 1
+        if _open_in_thread.count == 0 and threading.current_thread() is not threading.main_thread():
+            # tritonclient's HTTP client runs on gevent, which gives each thread a hub whose event loop holds two
+            # file descriptors until it is destroyed: a thread that ends without it leaks them, and a server that
+            # makes a client in each of its request threads runs out (1,150 after one overload test's bursts).
+            import gevent
+
+            gevent.get_hub().destroy(destroy_loop=True)
 
     def __enter__(self) -> PlatesClient:
         return self

@@ -1,12 +1,14 @@
+import contextlib
 import json
 import os
+import threading
 
 import cv2
 import numpy as np
 import pytest
 
 from plates.cli.client import format_json, format_plain, main
-from plates.client.service import plates_from_outputs
+from plates.client.service import PlatesClient, plates_from_outputs
 from plates.exceptions import OutputError, PlatesError, ServerUnavailableError
 
 
@@ -174,3 +176,24 @@ def test_client_draws_the_photo_it_sent_as_bytes(offline_client, samples, tmp_pa
     assert main([str(samples / "car.jpg"), "--draw", str(tmp_path / "out")]) == 0
     assert cv2.imread(str(tmp_path / "out" / "car.plates.jpg")).shape == (439, 780, 3)
     assert offline_client == [(samples / "car.jpg").read_bytes()]
+
+
+def test_clients_made_and_closed_in_threads_of_their_own_leave_no_file_open():
+    """A server that makes a client in each request's thread must not run out of file descriptors: tritonclient's
+    gevent gives each thread a hub holding two until it is destroyed."""
+
+    def one_client() -> None:
+        with PlatesClient("localhost:1", timeout=1) as client:
+            with contextlib.suppress(Exception):  # nothing listens there: the request opens the hub all the same
+                client.ready()
+
+    def open_files() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    one_client()  # the main thread's hub, kept for the process
+    before = open_files()
+    for _ in range(20):
+        thread = threading.Thread(target=one_client)
+        thread.start()
+        thread.join()
+    assert open_files() - before < 5, f"{open_files() - before} files left open by 20 threads' clients"
