@@ -104,7 +104,9 @@ def test_every_event_of_a_live_camera_reaches_postgresql_stopped_for_30_s(triton
         Store(url).close()
         stream, ffmpeg = serve_live(plate_video)  # the car passes every 5 s
         events = tmp_path / "events.csv"
-        command = [sys.executable, "-m", "plates.cli.main", "watch", stream, "--url", triton_url, "--fps", "2"]
+        # faulthandler: a watch that does not stop is aborted and says where each of its threads waited.
+        command = [sys.executable, "-X", "faulthandler", "-m", "plates.cli.main", "watch", stream, "--url", triton_url]
+        command += ["--fps", "2"]
         command += ["--camera-id", "gate", "--store", url, "--csv", str(events)]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         watch = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
@@ -117,7 +119,11 @@ def test_every_event_of_a_live_camera_reaches_postgresql_stopped_for_30_s(triton
         server.start()
         _wait(lambda: len(_rows(events)) >= before + during + 2, within=40, what=lambda: _rows(events))
         watch.send_signal(signal.SIGINT)
-        _, err = watch.communicate(timeout=60)
+        try:
+            _, err = watch.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            watch.send_signal(signal.SIGABRT)
+            pytest.fail("plates watch did not stop within 60 s of Ctrl-C:\n" + watch.communicate(timeout=30)[1])
         assert watch.returncode == 0, err
         stored = _stored_tracks(url)
     finally:
