@@ -19,6 +19,16 @@ os.environ.setdefault("YOLO_OFFLINE", "1")
 
 # Boxes smaller than this on either side hold no readable plate; they are detector noise.
 MIN_BOX_SIDE = 2.0
+# A box whose area lies this much inside a likelier box is a part of that plate: plates do not nest, but the detector
+# boxes a close-up's region block or one row of it beside the whole plate.
+PART_INSIDE = 0.8
+# Two one-line boxes are the two rows of one square plate where one lies on the other (they overlap, or the gap between
+# them is under this share of their mean height), they cover the same width (what they share, at least ROWS_SPAN of
+# the wider one) and together they are shaped as a two-line plate, at most TWO_LINE_WIDEST times as wide as tall
+# (type 1A is 1.7, a loosely boxed one 1.2 to 2; a one-line plate with a line of text under it, 2.3 or more).
+ROWS_GAP = 0.25
+ROWS_SPAN = 0.8
+TWO_LINE_WIDEST = 2.0
 # The gray Ultralytics pads a letterboxed photo with, which the detector learnt as "no photo here".
 LETTERBOX_GRAY = 114
 
@@ -87,6 +97,8 @@ class DetectorSettings:
     second_look_conf: float = 0.2
     second_look_width: float = 0.2
     second_look_fill: float = 1.0
+    # Parts of a plate boxed beside it, or its two rows boxed apart, made one plate (whole_plates).
+    whole_plates: bool = True
 
     def __post_init__(self) -> None:
         if not self.imgsz or len(self.imgsz) != len(self.conf):
@@ -132,6 +144,59 @@ def merge(
     lines_n = np.concatenate([np.asarray(n, np.int64).reshape(-1) for n in lines])
     keep = torchvision.ops.nms(boxes_t, scores_t, iou).numpy()
     return boxes_t.numpy()[keep], scores_t.numpy()[keep], lines_n[keep]
+
+
+def whole_plates(boxes: np.ndarray, scores: np.ndarray, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One box per plate where the detector boxed parts of one: two one-line boxes that are the rows of one square
+    plate become that plate, two-line, with the likelier score; then a box mostly inside a likelier one is dropped.
+    Boxes x1 y1 x2 y2, ordered by descending score, as merge leaves them; so are those returned."""
+    boxes = np.asarray(boxes, np.float32).reshape(-1, 4)
+    scores, lines = np.asarray(scores, np.float32).reshape(-1), np.asarray(lines, np.int64).reshape(-1)
+    boxes, scores, lines = [list(b) for b in boxes], list(scores), list(lines)
+    i = 0
+    while i < len(boxes):
+        rows = (j for j in range(i + 1, len(boxes)) if lines[i] == lines[j] == 1 and _rows(boxes[i], boxes[j]))
+        other = next(rows, None)
+        if other is not None:  # the likelier row's score stands for the plate, in its place in the order
+            boxes[i], lines[i] = _union(boxes[i], boxes[other]), 2
+            del boxes[other], scores[other], lines[other]
+        i += 1
+    kept: list[int] = []
+    for i, box in enumerate(boxes):
+        if not any(_inside(box, boxes[k]) >= PART_INSIDE for k in kept):
+            kept.append(i)
+    return (
+        np.asarray([boxes[i] for i in kept], np.float32).reshape(-1, 4),
+        np.asarray([scores[i] for i in kept], np.float32),
+        np.asarray([lines[i] for i in kept], np.int64),
+    )
+
+
+def _inside(box: list[float], other: list[float]) -> float:
+    """The share of `box`'s area that lies inside `other`."""
+    width = min(box[2], other[2]) - max(box[0], other[0])
+    height = min(box[3], other[3]) - max(box[1], other[1])
+    area = (box[2] - box[0]) * (box[3] - box[1])
+    return max(0.0, width) * max(0.0, height) / area if area > 0 else 0.0
+
+
+def _union(a: list[float], b: list[float]) -> list[float]:
+    return [min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])]
+
+
+def _rows(a: list[float], b: list[float]) -> bool:
+    """Whether one-line boxes `a` and `b` are the two rows of one square plate."""
+    upper, lower = (a, b) if a[1] + a[3] <= b[1] + b[3] else (b, a)
+    mean_height = ((upper[3] - upper[1]) + (lower[3] - lower[1])) / 2
+    wider = max(upper[2] - upper[0], lower[2] - lower[0])
+    shared = min(upper[2], lower[2]) - max(upper[0], lower[0])
+    x1, y1, x2, y2 = _union(a, b)
+    return (
+        lower[1] - upper[3] <= ROWS_GAP * mean_height
+        and lower[1] > upper[1]
+        and shared >= ROWS_SPAN * wider
+        and x2 - x1 <= TWO_LINE_WIDEST * (y2 - y1)
+    )
 
 
 def postprocess(
@@ -193,6 +258,8 @@ class PlateDetector:
         if s.wants_second_look(boxes, width, height):
             second = self._look_shrunk(image, s.second_look_imgsz, s.second_look_conf, s.second_look_fill)
             boxes, scores, lines = merge(*zip((boxes, scores, lines), second), s.iou)
+        if s.whole_plates:
+            boxes, scores, lines = whole_plates(boxes, scores, lines)
         return postprocess(boxes[: s.max_det], scores[: s.max_det], width, height, lines[: s.max_det])
 
     def _look_shrunk(

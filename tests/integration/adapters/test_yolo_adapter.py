@@ -9,7 +9,7 @@ from plates.build.repository import export_detector
 from plates.build.weights import find_weights
 from plates.detection.detector import INT8_FILE, Detections, DetectorSettings
 from plates.evaluation.scoring import same_boxes
-from plates.inference.model_config import float_list, positive_int_list, unit_float_list
+from plates.inference.model_config import float_list, positive_int_list, unit_float_list, yes_no
 from plates.recognition.crops import SERVED_VARIANTS, variants
 
 
@@ -90,6 +90,7 @@ def test_served_detector_settings_are_the_measured_defaults():
     assert float(parameters["second_look_conf"]["string_value"]) == defaults.second_look_conf
     assert float(parameters["second_look_width"]["string_value"]) == defaults.second_look_width
     assert float(parameters["second_look_fill"]["string_value"]) == defaults.second_look_fill
+    assert yes_no(parameters["whole_plates"]["string_value"]) == defaults.whole_plates
 
 
 def test_yolo_refuses_a_config_with_a_threshold_per_size_missing(load_adapter, yolo_repository):
@@ -138,6 +139,7 @@ def test_yolo_reads_a_file_as_its_pixels_and_names_one_it_cannot_read(load_adapt
         ("conf", "high", "unit_float_list"),
         ("second_look_imgsz", "-256", "nonnegative_int"),
         ("second_look_width", "1.5", "unit_float"),
+        ("whole_plates", "true", "yes_no"),
     ],
 )
 def test_yolo_refuses_a_config_with_an_invalid_setting(load_adapter, yolo_repository, key, value, kind):
