@@ -95,7 +95,9 @@ def _stored_tracks(url: str) -> list[int]:
         store.close()
 
 
-def test_every_event_of_a_live_camera_reaches_postgresql_stopped_for_30_s(triton_url, plate_video, tmp_path):
+def test_every_event_of_a_live_camera_reaches_postgresql_stopped_for_30_s(
+    triton_url, plate_video, tmp_path, ctrl_c_raises
+):
     server = Postgres()
     ffmpeg = watch = None
     try:
