@@ -150,52 +150,53 @@ def whole_plates(boxes: np.ndarray, scores: np.ndarray, lines: np.ndarray) -> tu
     """One box per plate where the detector boxed parts of one: two one-line boxes that are the rows of one square
     plate become that plate, two-line, with the likelier score; then a box mostly inside a likelier one is dropped.
     Boxes x1 y1 x2 y2, ordered by descending score, as merge leaves them; so are those returned."""
-    boxes = np.asarray(boxes, np.float32).reshape(-1, 4)
-    scores, lines = np.asarray(scores, np.float32).reshape(-1), np.asarray(lines, np.int64).reshape(-1)
-    boxes, scores, lines = [list(b) for b in boxes], list(scores), list(lines)
-    i = 0
-    while i < len(boxes):
-        rows = (j for j in range(i + 1, len(boxes)) if lines[i] == lines[j] == 1 and _rows(boxes[i], boxes[j]))
-        other = next(rows, None)
-        if other is not None:  # the likelier row's score stands for the plate, in its place in the order
-            boxes[i], lines[i] = _union(boxes[i], boxes[other]), 2
-            del boxes[other], scores[other], lines[other]
-        i += 1
+    boxes = np.asarray(boxes, np.float32).reshape(-1, 4).copy()
+    scores, lines = np.asarray(scores, np.float32).reshape(-1), np.asarray(lines, np.int64).reshape(-1).copy()
+    # Pairs compared as matrices: pair by pair in Python, 10 boxes took 0.8 ms, and max_det is 100.
+    one_line = lines == 1
+    rows = _rows(boxes) & one_line[:, None] & one_line[None, :]
+    keep = np.ones(len(boxes), bool)
+    for i in np.flatnonzero(one_line):
+        later = np.flatnonzero(rows[i, i + 1 :] & keep[i + 1 :])
+        if keep[i] and later.size:  # the likelier row's score stands for the plate, in its place in the order
+            j = i + 1 + later[0]
+            boxes[i] = np.concatenate([np.minimum(boxes[i, :2], boxes[j, :2]), np.maximum(boxes[i, 2:], boxes[j, 2:])])
+            lines[i], keep[j] = 2, False
+    boxes, scores, lines = boxes[keep], scores[keep], lines[keep]
+    inside = _inside(boxes)
     kept: list[int] = []
-    for i, box in enumerate(boxes):
-        if not any(_inside(box, boxes[k]) >= PART_INSIDE for k in kept):
+    for i in range(len(boxes)):
+        if not (inside[i, kept] >= PART_INSIDE).any():
             kept.append(i)
+    return boxes[kept], scores[kept], lines[kept]
+
+
+def _inside(boxes: np.ndarray) -> np.ndarray:
+    """[i, j]: the share of box i's area that lies inside box j."""
+    width = np.minimum(boxes[:, None, 2], boxes[None, :, 2]) - np.maximum(boxes[:, None, 0], boxes[None, :, 0])
+    height = np.minimum(boxes[:, None, 3], boxes[None, :, 3]) - np.maximum(boxes[:, None, 1], boxes[None, :, 1])
+    area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+    return np.clip(width, 0, None) * np.clip(height, 0, None) / np.maximum(area, 1e-6)[:, None]
+
+
+def _rows(boxes: np.ndarray) -> np.ndarray:
+    """[i, j]: whether boxes i and j are the two rows of one square plate (one on the other, as wide)."""
+    x1, y1, x2, y2 = (boxes[:, k] for k in range(4))
+    upper = (y1 + y2)[:, None] <= (y1 + y2)[None, :]  # [i, j]: i is the upper one
+    top_y1 = np.where(upper, y1[:, None], y1[None, :])
+    top_y2 = np.where(upper, y2[:, None], y2[None, :])
+    low_y1 = np.where(upper, y1[None, :], y1[:, None])
+    heights = y2 - y1
+    mean_height = (heights[:, None] + heights[None, :]) / 2
+    widths = x2 - x1
+    shared = np.minimum(x2[:, None], x2[None, :]) - np.maximum(x1[:, None], x1[None, :])
+    union_width = np.maximum(x2[:, None], x2[None, :]) - np.minimum(x1[:, None], x1[None, :])
+    union_height = np.maximum(y2[:, None], y2[None, :]) - np.minimum(y1[:, None], y1[None, :])
     return (
-        np.asarray([boxes[i] for i in kept], np.float32).reshape(-1, 4),
-        np.asarray([scores[i] for i in kept], np.float32),
-        np.asarray([lines[i] for i in kept], np.int64),
-    )
-
-
-def _inside(box: list[float], other: list[float]) -> float:
-    """The share of `box`'s area that lies inside `other`."""
-    width = min(box[2], other[2]) - max(box[0], other[0])
-    height = min(box[3], other[3]) - max(box[1], other[1])
-    area = (box[2] - box[0]) * (box[3] - box[1])
-    return max(0.0, width) * max(0.0, height) / area if area > 0 else 0.0
-
-
-def _union(a: list[float], b: list[float]) -> list[float]:
-    return [min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])]
-
-
-def _rows(a: list[float], b: list[float]) -> bool:
-    """Whether one-line boxes `a` and `b` are the two rows of one square plate."""
-    upper, lower = (a, b) if a[1] + a[3] <= b[1] + b[3] else (b, a)
-    mean_height = ((upper[3] - upper[1]) + (lower[3] - lower[1])) / 2
-    wider = max(upper[2] - upper[0], lower[2] - lower[0])
-    shared = min(upper[2], lower[2]) - max(upper[0], lower[0])
-    x1, y1, x2, y2 = _union(a, b)
-    return (
-        lower[1] - upper[3] <= ROWS_GAP * mean_height
-        and lower[1] > upper[1]
-        and shared >= ROWS_SPAN * wider
-        and x2 - x1 <= TWO_LINE_WIDEST * (y2 - y1)
+        (low_y1 - top_y2 <= ROWS_GAP * mean_height)
+        & (low_y1 > top_y1)
+        & (shared >= ROWS_SPAN * np.maximum(widths[:, None], widths[None, :]))
+        & (union_width <= TWO_LINE_WIDEST * union_height)
     )
 
 

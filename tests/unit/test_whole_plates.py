@@ -14,11 +14,14 @@ def detected(*plates: tuple[list[float], float, int]):
     return np.array(boxes, np.float32), np.array(scores, np.float32), np.array(lines, np.int64)
 
 
-def test_the_rows_of_a_square_plate_boxed_apart_are_read_as_one_two_line_plate():
+@pytest.mark.parametrize("top_first", [True, False])
+def test_the_rows_of_a_square_plate_boxed_apart_are_read_as_one_two_line_plate(top_first):
     top, bottom = [14, 61, 479, 284], [12, 193, 480, 436]  # 9139 over KA 42, each boxed as a one-line plate
-    boxes, scores, lines = whole_plates(*detected((top, 0.547, 1), (bottom, 0.407, 1)))
-    np.testing.assert_array_equal(boxes, [[12, 61, 480, 436]])
-    assert scores.tolist() == pytest.approx([0.547]) and lines.tolist() == [2]
+    rows = [(top, 0.547, 1), (bottom, 0.407, 1)]
+    car = ([600, 300, 830, 350], 0.3, 1)  # another car's plate, after them in the order
+    boxes, scores, lines = whole_plates(*detected(*(rows if top_first else rows[::-1]), car))
+    np.testing.assert_array_equal(boxes, [[12, 61, 480, 436], car[0]])
+    assert scores.tolist() == pytest.approx([0.547 if top_first else 0.407, 0.3]) and lines.tolist() == [2, 1]
 
 
 def test_a_part_of_a_plate_boxed_beside_it_is_dropped():
