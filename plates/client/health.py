@@ -18,7 +18,8 @@ whatever the load:
   own, the HEALTHCHECK and the probes in a new process each time, maybe in another container.
 - Triton's statistics, read at each check: a model whose failures rose since the previous check while its successes
   did not is dead, not busy (a busy model still finishes requests; Triton 2.51 does not count queue refusals as
-  failures). Only a caller that checks again and again has a previous reading (TrafficAwareCheck).
+  failures). Only a caller that checks again and again has a previous reading (TrafficAwareCheck). So too a probe
+  that timed out: where the models it asked finished clients' requests while it waited, it waited its turn.
 
 So the supervisor writes its verdict to a small file, one per server port (verdict_path), at every half-second tick;
 deep_check and TrafficAwareCheck take that verdict, where its writer still runs, instead of probing: every caller
@@ -58,6 +59,9 @@ PHOTO_SIDE = 32
 CROP_SHAPE = [1, 3, 24, 94]
 BUSY = 503
 SERVED = "served"
+# How long a live model may keep a probe waiting behind clients' photos.
+PROBE_TIMEOUT_S = 5.0
+NO_ANSWER_IN = "no answer in"  # the detail of a probe that timed out: "no answer in 5 s"
 RELOADING = "reloading"  # the detail of a model the supervisor is loading again: "reloading: why"
 # The folder of the supervisor's verdicts; else $XDG_RUNTIME_DIR (the user's own), else the temporary folder.
 VERDICT_DIR_VARIABLE = "PLATES_HEALTH_DIR"
@@ -142,7 +146,10 @@ def probe_model(url: str, model: str, timeout: float) -> ModelHealth:
         return ModelHealth(model, False, f"HTTP {error.code}: {error_text(error)}", seconds)
     except (urllib.error.URLError, OSError) as error:
         reason = getattr(error, "reason", error)
-        return ModelHealth(model, False, f"no answer: {reason}", time.monotonic() - started)
+        seconds = time.monotonic() - started
+        if isinstance(reason, TimeoutError):
+            return ModelHealth(model, False, f"{NO_ANSWER_IN} {timeout:g} s", seconds)
+        return ModelHealth(model, False, f"no answer: {reason}", seconds)
 
 
 def error_text(error: urllib.error.HTTPError) -> str:
@@ -152,7 +159,7 @@ def error_text(error: urllib.error.HTTPError) -> str:
         return error.reason
 
 
-def probe_models(url: str, timeout: float = 5.0, served: frozenset[str] = frozenset()) -> HealthReport:
+def probe_models(url: str, timeout: float = PROBE_TIMEOUT_S, served: frozenset[str] = frozenset()) -> HealthReport:
     """Every model, one small request each, except where every model the request would exercise is in `served`
     (alive by its traffic: served_since); the orchestrator first, since it is what clients call."""
     return HealthReport(
@@ -165,7 +172,7 @@ def probe_models(url: str, timeout: float = 5.0, served: frozenset[str] = frozen
     )
 
 
-def deep_check(url: str, timeout: float = 5.0) -> HealthReport:
+def deep_check(url: str, timeout: float = PROBE_TIMEOUT_S) -> HealthReport:
     """The verdict of the supervisor watching the server at `url`, where one runs; else every model probed."""
     verdict = read_verdict(url)
     return verdict if verdict is not None else probe_models(url, timeout)
@@ -236,7 +243,19 @@ class TrafficAwareCheck:
         # next check. Where every model served, nothing was sent and this reading stands.
         probed = any(m.detail != SERVED for m in report.models)
         self.counts = request_counts(url, self.timeout) if probed else now
-        return report
+        return late_not_dead(report, served_since(now, self.counts)) if probed else report
+
+
+def late_not_dead(report: HealthReport, served_meanwhile: frozenset[str]) -> HealthReport:
+    """`report` with each probe that timed out made busy where every model it exercised finished requests, and failed
+    none, while the probes ran (`served_meanwhile`): the probe waited its turn behind clients' photos at a live
+    model. A hung model finishes nothing, and stays unhealthy."""
+    models = []
+    for health in report.models:
+        if health.detail.startswith(NO_ANSWER_IN) and served_meanwhile.issuperset(EXERCISED[health.model]):
+            health = ModelHealth(health.model, True, f"busy ({health.detail} while serving others)", health.seconds)
+        models.append(health)
+    return HealthReport(tuple(models))
 
 
 def dead_not_busy(report: HealthReport, failing: Mapping[str, str]) -> HealthReport:
@@ -329,7 +348,9 @@ def _running(pid: int) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m plates.client.health", description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default="localhost:8000", help="Triton HTTP endpoint (default localhost:8000)")
-    parser.add_argument("--timeout", type=float, default=5.0, help="seconds each model may take (default 5)")
+    parser.add_argument(
+        "--timeout", type=float, default=PROBE_TIMEOUT_S, help=f"seconds a model may take (default {PROBE_TIMEOUT_S:g})"
+    )
     args = parser.parse_args(argv)
     report = deep_check(args.url, args.timeout)
     print(report.summary(), file=sys.stdout if report.healthy else sys.stderr)

@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from plates.client.health import HealthReport, TrafficAwareCheck
+from plates.client.health import PROBE_TIMEOUT_S, PROBES, HealthReport, TrafficAwareCheck
 
 log = logging.getLogger("plates.gateway")
 
@@ -23,7 +23,8 @@ class HealthWatch:
     def __init__(self, url: str, interval: float, check: Check | None = None) -> None:
         self.url = url
         self.interval = interval
-        self.check = check or TrafficAwareCheck(timeout=min(5.0, interval))
+        # A probe's timeout is how long a live model may keep it waiting behind photos, not how often to check.
+        self.check = check or TrafficAwareCheck(timeout=PROBE_TIMEOUT_S)
         self.report: HealthReport | None = None
         self.checked_at = 0.0  # time.monotonic() of the last check's end
 
@@ -54,7 +55,7 @@ class HealthWatch:
         if self.report is None:
             return False, {"ready": False, "reason": f"no health check of Triton at {self.url} has finished yet"}
         age = time.monotonic() - self.checked_at
-        if age > 3 * self.interval + 15:  # 3 periods and a probe's timeout for each model
+        if age > 3 * self.interval + len(PROBES) * PROBE_TIMEOUT_S:  # 3 periods and a timed-out probe per model
             return False, {"ready": False, "reason": f"the last health check of Triton ended {age:.0f} s ago"}
         models = [{"model": m.model, "healthy": m.healthy, "detail": m.detail} for m in self.report.models]
         body = {"ready": self.report.healthy, "checked_s_ago": round(age, 1), "models": models}

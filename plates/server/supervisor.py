@@ -53,6 +53,7 @@ import psutil
 
 from plates.client.health import (
     EXERCISED,
+    PROBE_TIMEOUT_S,
     RELOADING,
     HealthReport,
     ModelHealth,
@@ -73,7 +74,6 @@ from plates.server.warmup import warm_up
 TICK_S = 0.5
 INTERVAL_S = 5.0
 FAILURES = 2
-CHECK_TIMEOUT_S = 5.0
 READY_TIMEOUT_S = 300.0
 # The models plate_recognition calls come before it: its reload warms it up through them.
 RELOAD_ORDER = ("yolo", "stn", "lprnet", "lprnet_rows", "plate_recognition")
@@ -126,13 +126,13 @@ class Supervisor:
     interval: float = INTERVAL_S
     failures: int = FAILURES
     check: Callable[[str], HealthReport] = field(
-        default_factory=lambda: TrafficAwareCheck(CHECK_TIMEOUT_S, reads_verdict=False)
+        default_factory=lambda: TrafficAwareCheck(PROBE_TIMEOUT_S, reads_verdict=False)
     )
     tick: float = TICK_S
     warm: Callable[[str], tuple[str, HealthReport]] = warm_up
     # Load one model of the server again (url, admin key, model), and probe every model after a reload.
     reload: Callable[[str, str, str], None] = reload_model
-    probe: Callable[[str], HealthReport] = lambda url: probe_models(url, CHECK_TIMEOUT_S)
+    probe: Callable[[str], HealthReport] = lambda url: probe_models(url, PROBE_TIMEOUT_S)
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)
     # The public API in front of the server (plates gateway): started again if it exits when healing, else its exit
     # ends the watch as a failed server's does.

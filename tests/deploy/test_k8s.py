@@ -120,10 +120,11 @@ def test_probes_ask_the_gateways_readyz(container):
 
 def test_liveness_outlasts_the_supervisor_and_startup_covers_loading(container):
     """The supervisor kills a server whose check failed twice in a row and exits: liveness is only the backstop."""
-    from plates.server.supervisor import CHECK_TIMEOUT_S, FAILURES, INTERVAL_S
+    from plates.client.health import PROBE_TIMEOUT_S
+    from plates.server.supervisor import FAILURES, INTERVAL_S
 
     liveness = container["livenessProbe"]
-    assert liveness["periodSeconds"] * liveness["failureThreshold"] > INTERVAL_S * FAILURES + CHECK_TIMEOUT_S
+    assert liveness["periodSeconds"] * liveness["failureThreshold"] > INTERVAL_S * FAILURES + PROBE_TIMEOUT_S
     startup = container["startupProbe"]
     assert startup["periodSeconds"] * startup["failureThreshold"] >= 300, "model loading takes minutes on a GPU"
 

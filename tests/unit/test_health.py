@@ -32,8 +32,10 @@ def verdicts(verdict_dir):
 @pytest.fixture
 def fake_triton(http_server):
     """A server answering /v2/models/<model>/infer with the status set per model in `statuses` (200 by default), and
-    /v2/models/stats with the successes and failures per model in `statuses["counts"]` (none by default)."""
-    statuses: dict = {"counts": {}}
+    /v2/models/stats with the successes and failures per model in `statuses["counts"]` (none by default). A model in
+    `statuses["slow"]` answers its probe after that many seconds, having first set the counts to those in
+    `statuses["while_slow"]`, if any: what clients' requests made them while the probe waited."""
+    statuses: dict = {"counts": {}, "slow": {}}
     seen: list[tuple[str, dict]] = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -51,6 +53,9 @@ def fake_triton(http_server):
         def do_POST(self):
             model = self.path.split("/")[3]
             seen.append((model, json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
+            if model in statuses["slow"]:
+                statuses["counts"] = statuses.get("while_slow", statuses["counts"])
+                time.sleep(statuses["slow"][model])
             status = statuses.get(model, 200)
             body = json.dumps({"error": f"Stub process '{model}_0_0' is not healthy."} if status != 200 else {})
             self.send_response(status)
@@ -184,6 +189,38 @@ def test_a_refusal_from_a_probe_of_a_failing_model_is_dead_not_busy(fake_triton)
     # A refusal while every model it exercises still finishes requests is busy, as before.
     statuses["counts"] = {"plate_recognition": (15, 0), "yolo": (12, 4), "stn": (3, 0), "lprnet": (3, 0)}
     assert check(url).healthy
+
+
+COUNTS = {"plate_recognition": (9, 0), "yolo": (9, 0), "stn": (3, 0), "lprnet": (3, 0), "lprnet_rows": (3, 0)}
+
+
+def test_a_probe_that_times_out_while_its_models_serve_others_is_busy(fake_triton):
+    """As at the gateway under schemathesis: no photo reached plate_recognition between two checks, then its probe
+    waited behind the photos that came while it was sent, past its timeout."""
+    url, statuses, _ = fake_triton
+    check = TrafficAwareCheck(timeout=0.3)
+    statuses["counts"] = COUNTS
+    assert check(url).healthy
+    statuses["slow"] = {"plate_recognition": 1.0}
+    statuses["while_slow"] = {**COUNTS, "plate_recognition": (11, 0), "yolo": (11, 0)}
+    report = check(url)
+    assert report.healthy, report.summary()
+    assert report.models[0].detail == "busy (no answer in 0.3 s while serving others)"
+
+
+def test_a_probe_that_times_out_at_a_model_that_serves_nothing_is_unhealthy(fake_triton):
+    url, statuses, _ = fake_triton
+    check = TrafficAwareCheck(timeout=0.3)
+    statuses["counts"] = COUNTS
+    assert check(url).healthy
+    # Hung: nothing finishes. plate_recognition alone finishing something is not enough where yolo did not.
+    statuses["slow"] = {"plate_recognition": 1.0}
+    statuses["while_slow"] = {**COUNTS, "plate_recognition": (10, 0)}
+    report = check(url)
+    assert [(m.model, m.detail) for m in report.failed] == [("plate_recognition", "no answer in 0.3 s")]
+    # And one whose requests fail meanwhile is not serving either.
+    statuses["while_slow"] = {**COUNTS, "plate_recognition": (12, 0), "yolo": (11, 2)}
+    assert not check(url).healthy
 
 
 def test_a_supervisors_verdict_is_every_callers_answer_without_a_probe(fake_triton, capsys):
