@@ -74,6 +74,7 @@ class RecognitionSettings:
     two_line_model: str = ""  # the model that reads two-line plates' rows; "": stn and lprnet, as one-line plates
     other_ways_below: float = 1.0  # a plate's other ways are read unless its first way reads at least this
     inverted_below: float = 0.0  # a way reading under this is read again with light and dark swapped (0: never)
+    min_unread_score: float = 0.0  # a plate left unread is answered only where the detector scored it at least this
 
     @classmethod
     def from_config(cls, config: ModelConfig) -> RecognitionSettings:
@@ -87,6 +88,7 @@ class RecognitionSettings:
             two_line_model=config.parameter("two_line_model", str, default=""),
             other_ways_below=config.parameter("other_ways_below", unit_float, default=1.0),
             inverted_below=config.parameter("inverted_below", unit_float, default=0.0),
+            min_unread_score=config.parameter("min_unread_score", unit_float, default=0.0),
         )
 
 
@@ -219,7 +221,8 @@ def read_ways(
 def recognize(photo: Photo, infer: Infer, settings: RecognitionSettings) -> Plates:
     """Every plate of `photo` (as plates.inference.photo_input.photo_input gives it): its box and score, its text
     where text_score >= `settings.min_text_score` ("" and 0 otherwise), and its `settings.candidates` likeliest texts
-    whatever their score."""
+    whatever their score; but not a plate left unread ("") that the detector scored under
+    `settings.min_unread_score`."""
     if FILE in photo:
         # Read here too, not only where yolo decodes it: Triton 2.51 reports every error of a BLS sub-request as
         # INTERNAL, and a file that is no photo is the client's fault (INVALID_ARG).
@@ -237,12 +240,15 @@ def recognize(photo: Photo, infer: Infer, settings: RecognitionSettings) -> Plat
         return Plates.empty(settings.candidates)
     rows, plate_of = (detected[name].cpu().numpy() for name in ("output__3", "output__4"))
     chosen, readings = read_ways(infer, crops, rows, plate_of, settings)
-    kept = [r.confidence >= settings.min_text_score for r in readings]
+    scores = detected["output__2"].cpu().numpy().astype(np.float32)[chosen]
+    kept = [bool(r.text) and r.confidence >= settings.min_text_score for r in readings]
+    answered = [i for i, keep in enumerate(kept) if keep or scores[i] >= settings.min_unread_score]
+    readings, kept = [readings[i] for i in answered], [kept[i] for i in answered]
     candidate_texts, candidate_scores = pad_candidates(readings, settings.candidates)
     return Plates(
-        boxes=boxes.cpu().numpy().astype(np.float32)[chosen],
+        boxes=boxes.cpu().numpy().astype(np.float32)[chosen][answered],
         texts=[r.text if keep else "" for r, keep in zip(readings, kept)],
-        scores=detected["output__2"].cpu().numpy().astype(np.float32)[chosen],
+        scores=scores[answered],
         text_scores=np.array([r.confidence if keep else 0.0 for r, keep in zip(readings, kept)], np.float32),
         candidates=candidate_texts,
         candidate_scores=candidate_scores,

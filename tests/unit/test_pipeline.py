@@ -170,6 +170,28 @@ def test_recognize_blanks_a_text_scored_below_min_text_score_but_keeps_its_candi
     assert plates.candidates[1, 0] == "A123BC77" and 0 < plates.candidate_scores[1, 0] < 0.5
 
 
+def test_a_plate_left_unread_is_answered_only_where_the_detector_scored_it_at_least_min_unread_score():
+    texts = ["B840", "A123BC77", "C", "E001AA77"]  # scored 0.9, 0.77, 0.63 and 0.5 by the detector
+
+    def plates_with(**settings):
+        return recognize(PHOTO, FakeModels(texts), RecognitionSettings(max_batch_size=32, candidates=2, **settings))
+
+    # A sign the detector doubts and nothing reads is no plate to answer; a doubted plate that reads is one.
+    plates = plates_with(min_unread_score=0.7)
+    assert plates.texts == ["", "A123BC77", "E001AA77"]
+    np.testing.assert_allclose(plates.scores, [0.9, 0.9 - 0.4 / 3, 0.5], rtol=1e-6)
+    np.testing.assert_array_equal(plates.boxes, np.arange(16, dtype=np.float32).reshape(4, 4)[[0, 1, 3]])
+    assert plates.candidates.shape == plates.candidate_scores.shape == (3, 2) and plates.text_scores.shape == (3,)
+    assert plates.candidates[2, 0] == "E001AA77"
+    # A text blanked by min_text_score leaves its plate unread too.
+    plates = plates_with(min_text_score=1.0, min_unread_score=0.7)
+    assert plates.texts == ["", ""] and plates.boxes.shape == (2, 4)
+    # None left: shaped as where yolo finds nothing.
+    plates = plates_with(min_text_score=1.0, min_unread_score=1.0)
+    assert plates.boxes.shape == (0, 4) and plates.texts == [] and plates.candidates.shape == (0, 2)
+    assert len(plates_with().texts) == 4
+
+
 class CutModels:
     """yolo cuts plate p len(cuts[p]) ways; crop i holds the number i, so lprnet reads cut i's text (text, sure)
     wherever it is sent, and records which cuts it read."""
