@@ -85,18 +85,21 @@ class DetectorSettings:
     max_det: int = 100
     # A second look at a photo where those passes found no plate, or one wider than `second_look_width` of the
     # photo's longer side: a pass at `second_look_imgsz` (0: never), the photo filling `second_look_fill` of its
-    # square frame (1: the whole frame, as Ultralytics letterboxes it), its boxes merged with theirs. For a detector
-    # that learnt from photos whose plates are mostly small, as the one-class detector before the committed one did
-    # (median width 0.07 of the longer side, 0.24 at the 90th percentile): a plate filling a third of the frame or
-    # more, it boxes in part (the region code outside) or not at all, and at 256 such a plate is as large as the ones
-    # it learnt. The trigger was chosen on training photos: 0.2 sends 96 % of 150 train close-ups (21 % of them with no
-    # box at 608 then) to the second look, and 30 % of the detect split's train photos. A photo filling half of a 320
-    # frame finds more of the plates that fill most of a photo, but read one of e2e.json's plates wrong. The committed
-    # detector learnt close-ups, so it is served without (docs/performance.md).
-    second_look_imgsz: int = 0
+    # square frame (1: the whole frame, as Ultralytics letterboxes it), its boxes merged with theirs. That trigger
+    # served the one-class detector before the committed one, which learnt mostly small plates (median width 0.07 of
+    # the longer side) and boxed a plate filling a third of the frame in part or not at all.
+    #
+    # The committed detector learnt close-ups; what it misses is a plate filling the photo edge to edge, which it
+    # scores 0.1 there and 0.8 to 0.95 with the photo shrunk to 0.5 to 0.8 of its frame (5719KB42, a 480 px square
+    # close-up of a two-line plate). So with `second_look_hint` above 0 the second look goes only to a photo where the
+    # first passes found no plate but scored a box over the hint (at most their conf) wider than `second_look_width`
+    # of its longer side. A photo with no plate rarely holds one, and costs no second pass: of the 1,575 photos of
+    # the dev sets, 4 did, and the second look found their plate in 3 and nothing else (docs/performance.md).
+    second_look_imgsz: int = 608
     second_look_conf: float = 0.2
-    second_look_width: float = 0.2
-    second_look_fill: float = 1.0
+    second_look_width: float = 0.3
+    second_look_fill: float = 0.6
+    second_look_hint: float = 0.05
     # Parts of a plate boxed beside it, or its two rows boxed apart, made one plate (whole_plates).
     whole_plates: bool = True
 
@@ -106,13 +109,21 @@ class DetectorSettings:
         if not 0 < self.second_look_fill <= 1:
             raise ValueError(f"parameter 'second_look_fill' = {self.second_look_fill} must be above 0 and at most 1")
 
-    def wants_second_look(self, boxes: np.ndarray, width: int, height: int) -> bool:
-        """Whether the first passes' boxes (x1 y1 x2 y2) leave a photo of this size to a second look."""
+    def wants_second_look(self, boxes: np.ndarray, width: int, height: int, hints: np.ndarray | None = None) -> bool:
+        """Whether the first passes' boxes (x1 y1 x2 y2), and those they scored from `second_look_hint` to under
+        their conf (`hints`), leave a photo of this size to a second look."""
         if not self.second_look_imgsz:
             return False
-        boxes = np.asarray(boxes, np.float32).reshape(-1, 4)
-        widths = boxes[:, 2] - boxes[:, 0]
-        return len(widths) == 0 or bool(widths.max() > self.second_look_width * max(width, height))
+        widths = _widths(boxes)
+        limit = self.second_look_width * max(width, height)
+        if self.second_look_hint:
+            return len(widths) == 0 and bool((_widths(hints) > limit).any())
+        return len(widths) == 0 or bool(widths.max() > limit)
+
+
+def _widths(boxes: np.ndarray | None) -> np.ndarray:
+    boxes = np.zeros((0, 4), np.float32) if boxes is None else np.asarray(boxes, np.float32).reshape(-1, 4)
+    return boxes[:, 2] - boxes[:, 0]
 
 
 @dataclass(frozen=True)
@@ -254,14 +265,30 @@ class PlateDetector:
     def detect(self, image: np.ndarray) -> Detections:
         s = self.settings
         height, width = image.shape[:2]
-        passes = [self._look(image, imgsz, conf) for imgsz, conf in zip(s.imgsz, s.conf)]
+        passes, hints = self._first_passes(image)
         boxes, scores, lines = merge(*zip(*passes), s.iou)
-        if s.wants_second_look(boxes, width, height):
+        if s.wants_second_look(boxes, width, height, hints):
             second = self._look_shrunk(image, s.second_look_imgsz, s.second_look_conf, s.second_look_fill)
             boxes, scores, lines = merge(*zip((boxes, scores, lines), second), s.iou)
         if s.whole_plates:
             boxes, scores, lines = whole_plates(boxes, scores, lines)
         return postprocess(boxes[: s.max_det], scores[: s.max_det], width, height, lines[: s.max_det])
+
+    def _first_passes(self, image: np.ndarray) -> tuple[list[tuple[np.ndarray, ...]], np.ndarray | None]:
+        """Each first pass's boxes, scores and rows at its conf; and, where a second look takes hints, the boxes
+        they scored over second_look_hint and at most their conf (else None)."""
+        s = self.settings
+        hint = s.second_look_hint if s.second_look_imgsz else 0.0
+        if not hint:
+            return [self._look(image, imgsz, conf) for imgsz, conf in zip(s.imgsz, s.conf)], None
+        passes, hints = [], []
+        for imgsz, conf in zip(s.imgsz, s.conf):
+            # Looking down to the hint adds boxes scored under conf only, and these suppress none scored above it.
+            boxes, scores, lines = self._look(image, imgsz, min(conf, hint))
+            found = scores > conf  # as Ultralytics' NMS keeps them
+            passes.append((boxes[found], scores[found], lines[found]))
+            hints.append(boxes[~found])
+        return passes, np.concatenate(hints)
 
     def _look_shrunk(
         self, image: np.ndarray, imgsz: int, conf: float, fill: float

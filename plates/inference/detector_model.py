@@ -68,6 +68,7 @@ class DetectorModel:
                 second_look_conf=config.parameter("second_look_conf", unit_float),
                 second_look_width=config.parameter("second_look_width", unit_float),
                 second_look_fill=config.parameter("second_look_fill", unit_float),
+                second_look_hint=config.parameter("second_look_hint", unit_float, default=0.0),
                 whole_plates=config.parameter("whole_plates", yes_no, default=True),
             )
         except ValueError as error:

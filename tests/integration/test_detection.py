@@ -48,9 +48,47 @@ def test_a_second_look_needs_some_of_its_frame_filled():
     ids=["none", "small", "one large"],
 )
 def test_a_second_look_goes_to_photos_with_no_plate_or_a_large_one(boxes, expected):
-    settings = DetectorSettings(second_look_imgsz=256, second_look_width=0.2)
+    settings = DetectorSettings(second_look_imgsz=256, second_look_width=0.2, second_look_hint=0)
     assert settings.wants_second_look(np.asarray(boxes, np.float32), width=1000, height=600) is expected
     assert not DetectorSettings(second_look_imgsz=0).wants_second_look(np.zeros((0, 4)), width=1000, height=600)
+
+
+@pytest.mark.parametrize(
+    "boxes, hints, expected",
+    [
+        (np.zeros((0, 4)), np.zeros((0, 4)), False),  # nothing at all: a photo with no plate
+        (np.zeros((0, 4)), [[10, 10, 200, 40]], False),  # a doubtful box 190 px wide: 0.19 of the longer side
+        (np.zeros((0, 4)), [[10, 10, 200, 40], [0, 100, 700, 500]], True),  # one 700 px wide: a plate filling it
+        ([[10, 10, 40, 20]], [[0, 100, 700, 500]], False),  # a plate found: the wide doubt is something else
+        ([[0, 100, 700, 500]], np.zeros((0, 4)), False),  # a large plate found
+    ],
+    ids=["nothing", "narrow hint", "wide hint", "found and wide hint", "found large"],
+)
+def test_a_hinted_second_look_goes_only_to_photos_with_no_plate_and_a_wide_doubtful_box(boxes, hints, expected):
+    settings = DetectorSettings(second_look_imgsz=608, second_look_width=0.3, second_look_hint=0.05)
+    wants = settings.wants_second_look(np.asarray(boxes, np.float32), 1000, 600, np.asarray(hints, np.float32))
+    assert wants is expected
+
+
+def test_a_two_line_plate_filling_the_photo_is_found_by_the_hinted_second_look_alone(samples):
+    """5719KB42 (labels/, a test plate): a 480 px square photo the plate fills edge to edge, which the first pass
+    scores 0.1 and the second, the photo shrunk to 0.6 of its frame, finds."""
+    import cv2
+
+    from plates.build.paths import DEFAULT_REPOSITORY
+    from plates.detection.detector import PlateDetector, detector_file
+
+    photo = samples.parent / "rfplates/scenes/images/10-12-10-Cam2_jpg.rf.a5e636c98734928aa72b9473180397fe.jpg"
+    image = cv2.imread(str(photo))
+    truth = np.array([8.96, 92.61, 476.46, 417.88], np.float32)
+    served = DEFAULT_REPOSITORY / "yolo" / "1" / detector_file("openvino", "int8")
+
+    def detector(settings: DetectorSettings) -> PlateDetector:
+        return PlateDetector(served, settings=settings, runtime="openvino", precision="int8")
+
+    assert len(detector(DetectorSettings(second_look_imgsz=0)).detect(image)) == 0
+    found = detector(DetectorSettings()).detect(image)
+    assert len(found) == 1 and iou(found.boxes[0], truth) > 0.8 and found.lines[0] == 2
 
 
 def car_close_up(samples, share: float = 0.45):
@@ -77,9 +115,11 @@ def test_a_close_up_is_found_at_608_and_the_second_look_boxes_it_once_in_the_pho
     window, truth = car_close_up(samples)
     onnx = DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx"
     served = PlateDetector(onnx, settings=DetectorSettings()).detect(window)
-    second = PlateDetector(onnx, settings=DetectorSettings(second_look_imgsz=256)).detect(window)
+    # Sent to the second look as a large plate found (no hint): boxed once, not twice.
+    second = PlateDetector(onnx, settings=DetectorSettings(second_look_imgsz=256, second_look_hint=0)).detect(window)
     # The photo shrunk to half of a gray frame: its box comes back in the photo's pixels.
-    shrunk = PlateDetector(onnx, settings=DetectorSettings(second_look_imgsz=320, second_look_fill=0.5)).detect(window)
+    settings = DetectorSettings(second_look_imgsz=320, second_look_fill=0.5, second_look_hint=0)
+    shrunk = PlateDetector(onnx, settings=settings).detect(window)
     for detections in (served, second, shrunk):
         assert len(detections) == 1 and iou(detections.boxes[0], truth) > 0.7
 

@@ -90,6 +90,7 @@ def test_served_detector_settings_are_the_measured_defaults():
     assert float(parameters["second_look_conf"]["string_value"]) == defaults.second_look_conf
     assert float(parameters["second_look_width"]["string_value"]) == defaults.second_look_width
     assert float(parameters["second_look_fill"]["string_value"]) == defaults.second_look_fill
+    assert float(parameters["second_look_hint"]["string_value"]) == defaults.second_look_hint
     assert yes_no(parameters["whole_plates"]["string_value"]) == defaults.whole_plates
 
 
