@@ -93,7 +93,7 @@ class DetectorSettings:
     # scores 0.1 there and 0.8 to 0.95 with the photo shrunk to 0.5 to 0.8 of its frame (5719KB42, a 480 px square
     # close-up of a two-line plate). So with `second_look_hint` above 0 the second look goes only to a photo where the
     # first passes found no plate but scored a box over the hint (at most their conf) wider than `second_look_width`
-    # of its longer side. A photo with no plate rarely holds one, and costs no second pass: of the 1,575 photos of
+    # of its longer side. A photo with no plate rarely holds one, and costs no second pass: of the 1,116 photos of
     # the dev sets, 4 did, and the second look found their plate in 3 and nothing else (docs/performance.md).
     second_look_imgsz: int = 608
     second_look_conf: float = 0.2
