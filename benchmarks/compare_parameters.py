@@ -12,7 +12,6 @@ A parameter that a config does not hold already is an error: this compares value
 from __future__ import annotations
 
 import argparse
-import re
 import tempfile
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ import cv2
 import numpy as np
 
 from plates.build.paths import DEFAULT_REPOSITORY
+from plates.build.repository import set_parameter
 from plates.evaluation.manifests import load_manifest
 from plates.inference.in_process import InProcessPipeline
 from plates.server.candidates import copy_repository
@@ -35,12 +35,7 @@ def changed_repository(target: Path, changes: list[str]) -> Path:
     for change in changes:
         model, _, assignment = change.partition(":")
         key, _, value = assignment.partition("=")
-        config = target / model / "config.pbtxt"
-        pattern = rf'(key: "{re.escape(key)}", value: \{{ string_value: )"[^"]*"'
-        text, found = re.subn(pattern, rf'\g<1>"{value}"', config.read_text())
-        if not found:
-            raise SystemExit(f"{config.relative_to(target)} has no parameter {key!r}")
-        config.write_text(text)
+        set_parameter(target / model / "config.pbtxt", key, value)
     return target
 
 
