@@ -18,8 +18,10 @@ import sys
 import time
 from pathlib import Path
 
+from plates.build.paths import shared_dir
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = PROJECT_ROOT.parent / "shared" / "data" / "samples"
+SAMPLES = shared_dir() / "data" / "samples"
 ENTRY_POINTS = {"plates": "plates.cli.main", "plates-client": "plates.cli.client"}
 
 

@@ -42,7 +42,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from plates.build.paths import DEFAULT_REPOSITORY
+from plates.build.paths import DEFAULT_REPOSITORY, shared_dir
 from plates.build.quantization import calibration_photos, quantize_detector
 from plates.build.repository import (
     export_detector,
@@ -62,7 +62,7 @@ from plates.recognition.crops import two_line_layout
 from plates.server.candidates import copy_repository, serving
 from plates.training.trainer import load_checkpoint
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SHARED = shared_dir() / "data"
 MANIFESTS = [
     SHARED / "e2e.json",
     SHARED / "detect",

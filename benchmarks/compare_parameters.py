@@ -19,13 +19,13 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from plates.build.paths import DEFAULT_REPOSITORY
+from plates.build.paths import DEFAULT_REPOSITORY, shared_dir
 from plates.build.repository import set_parameter
 from plates.evaluation.manifests import load_manifest
 from plates.inference.in_process import InProcessPipeline
 from plates.server.candidates import copy_repository
 
-CAT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "samples" / "cat.jpeg"
+CAT = shared_dir() / "data" / "samples" / "cat.jpeg"
 FRAMES_PER_ROUND = 10
 
 

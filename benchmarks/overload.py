@@ -29,7 +29,9 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-CAR = ROOT.parent / "shared" / "data" / "samples" / "car.jpg"
+from plates.build.paths import shared_dir  # noqa: E402
+
+CAR = shared_dir() / "data" / "samples" / "car.jpg"
 PLATE = "B840CK197"
 REASONS: Counter[str] = Counter()  # a client process's refusals by Triton's message
 

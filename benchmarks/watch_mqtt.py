@@ -40,11 +40,11 @@ sys.path.insert(0, str(ROOT / "tests" / "integration"))
 from mosquitto import Listener, Mosquitto  # noqa: E402
 from videos import write_plate_video  # noqa: E402
 
-from plates.build.paths import DEFAULT_REPOSITORY  # noqa: E402
+from plates.build.paths import DEFAULT_REPOSITORY, shared_dir  # noqa: E402
 from plates.build.repository import build_model_repository, is_built  # noqa: E402
 from plates.server.launcher import LocalServer, free_port  # noqa: E402
 
-SAMPLES = ROOT.parent / "shared" / "data" / "samples"
+SAMPLES = shared_dir() / "data" / "samples"
 SCHEMAS = json.loads((ROOT / "tests" / "unit" / "data" / "homeassistant_mqtt_discovery.schema.json").read_text())
 CAMERAS = ("gate", "yard")
 

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "integrat
 
 from videos import write_plate_video  # noqa: E402
 
-from plates.build.paths import DEFAULT_REPOSITORY
+from plates.build.paths import DEFAULT_REPOSITORY, shared_dir
 from plates.build.repository import build_model_repository, is_built  # noqa: E402
 from plates.client.retry import PATIENT  # noqa: E402
 from plates.client.threads import ThreadLocalClients  # noqa: E402
@@ -41,7 +41,7 @@ from plates.watch.tracking import PlateTracker  # noqa: E402
 from plates.watch.watcher import Watcher  # noqa: E402
 from plates.watch.watchlist import WatchedPlate, Watchlist  # noqa: E402
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = shared_dir()
 CLIP_FRAMES = 3
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from plates.build.paths import PROJECT_ROOT
+from plates.build.paths import PROJECT_ROOT, shared_dir
 from plates.recognition.crops import CROP_HEIGHT, CROP_WIDTH, SERVED_VARIANTS, cut_crops, side_by_side
 from plates.training import synthetic
 from plates.training.by_eye import load_labels
@@ -33,7 +33,7 @@ from plates.training.scene_photos import TWO_LINE, load_photos, split_photos
 from plates.training.scene_set import KINDS, Counts, counts_of, write_scene_set
 from plates.training.scenes import EXTRA_PLATES
 
-SHARED = PROJECT_ROOT.parent / "shared" / "data"
+SHARED = shared_dir() / "data"
 LABELS = sorted((PROJECT_ROOT / "labels").glob("*.json"))
 COLOURS = {"photo": (60, 200, 60), "one-line": (0, 165, 255), "two-line": (255, 0, 255)}  # BGR
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import cv2
 
-from plates.build.paths import PROJECT_ROOT
+from plates.build.paths import PROJECT_ROOT, shared_dir
 from plates.training.by_eye import (
     TILES_PER_SHEET,
     Label,
@@ -40,7 +40,7 @@ from plates.training.by_eye import (
     yolo_tiles,
 )
 
-DATA = PROJECT_ROOT.parent / "shared" / "data"
+DATA = shared_dir() / "data"
 WORK = PROJECT_ROOT / "runs" / "by_eye"
 LABELS = PROJECT_ROOT / "labels"
 PREFIXES = {"detect": "d", "crops": "c", "scenes": "s"}

@@ -25,13 +25,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from plates.build.paths import DEFAULT_REPOSITORY, PROJECT_ROOT
+from plates.build.paths import DEFAULT_REPOSITORY, PROJECT_ROOT, shared_dir
 from plates.detection.detector import PlateDetector
 from plates.photos.files import read_image
 from plates.recognition.crops import DEFAULT_VARIANTS, prepare_crops
 from plates.recognition.ctc import read_plates
 
-DATA = PROJECT_ROOT.parent / "shared" / "data"
+DATA = shared_dir() / "data"
 FIXTURE = PROJECT_ROOT / "tests" / "unit" / "data"
 
 

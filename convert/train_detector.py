@@ -22,6 +22,8 @@ from pathlib import Path
 
 import yaml
 
+from plates.build.paths import shared_dir
+
 os.environ.setdefault("YOLO_OFFLINE", "1")
 
 
@@ -61,7 +63,7 @@ def train_arguments(args: argparse.Namespace, data: Path) -> dict:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=Path("../shared/data/detect"), help="YOLO-format folder")
+    parser.add_argument("--data", type=Path, default=shared_dir() / "data" / "detect", help="YOLO-format folder")
     parser.add_argument("--out", type=Path, default=Path("runs/detector"), help="where runs are written")
     parser.add_argument("--name", default="train", help="run name; an existing run resumes from its last.pt")
     parser.add_argument("--model", default="yolo11n.yaml", help="architecture yaml, trained from scratch")

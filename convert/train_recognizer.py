@@ -29,7 +29,7 @@ import cv2
 import numpy as np
 import torch
 
-from plates.build.paths import PROJECT_ROOT
+from plates.build.paths import PROJECT_ROOT, shared_dir
 from plates.build.repository import RECOGNIZERS, TWO_LINE_RECOGNIZER, load_network
 from plates.build.weights import find_weights, sha256_of
 from plates.evaluation.scoring import SMALL_WIDTH
@@ -42,7 +42,7 @@ from plates.training.real_plates import check_trainable, held_out_looks, held_ou
 from plates.training.scene_set import rendered_plates
 from plates.training.trainer import TrainSettings, load_checkpoint, train, validate
 
-SHARED = PROJECT_ROOT.parent / "shared" / "data"
+SHARED = shared_dir() / "data"
 LABELS = sorted((PROJECT_ROOT / "labels").glob("*.json"))
 WEIGHT_SETS = {"plates": RECOGNIZERS["plates"], "rows": TWO_LINE_RECOGNIZER}
 

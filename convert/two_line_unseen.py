@@ -16,11 +16,11 @@ import json
 import sys
 from pathlib import Path
 
-from plates.build.paths import PROJECT_ROOT
+from plates.build.paths import PROJECT_ROOT, shared_dir
 from plates.training.by_eye import load_labels
 from plates.training.scene_photos import group_bucket, load_photos, photo_groups
 
-SHARED = PROJECT_ROOT.parent / "shared" / "data"
+SHARED = shared_dir() / "data"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from readings import CAR_PLATE
 
-from plates.build.paths import PROJECT_ROOT
+from plates.build.paths import PROJECT_ROOT, shared_dir
 
-SHARED = Path(os.environ.get("PLATES_SHARED_DIR", PROJECT_ROOT.parent / "shared"))
+SHARED = shared_dir()
 SAMPLES = SHARED / "data" / "samples"
 
 

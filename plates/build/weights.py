@@ -1,6 +1,7 @@
 """Finding the weight files and proving they are the ones we expect.
 
-Search order: `$PLATES_WEIGHTS_DIR`, then the project's `weights/`, then `../shared/weights` beside the project.
+Search order: `$PLATES_WEIGHTS_DIR`, then the project's `weights/`, then the shared folder's `weights/`
+($PLATES_SHARED_DIR, else ../shared beside the project).
 Nothing is ever downloaded: a missing file is an error that says where to get it.
 """
 
@@ -11,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from plates.build.paths import PROJECT_ROOT
+from plates.build.paths import PROJECT_ROOT, shared_dir
 from plates.exceptions import WeightsError
 
 
@@ -74,7 +75,7 @@ def search_path(weights_dir: str | Path | None = None) -> list[Path]:
     """Where weights are looked for, first match wins: an explicit folder, or the environment and defaults."""
     if weights_dir is not None:
         return [Path(weights_dir)]
-    places = [PROJECT_ROOT / "weights", PROJECT_ROOT.parent / "shared" / "weights"]
+    places = [PROJECT_ROOT / "weights", shared_dir() / "weights"]
     env = os.environ.get("PLATES_WEIGHTS_DIR")
     return ([Path(env)] if env else []) + places
 

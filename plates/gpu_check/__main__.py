@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from plates.build.paths import PROJECT_ROOT
+from plates.build.paths import PROJECT_ROOT, shared_dir
 from plates.exceptions import PlatesError
 from plates.gpu_check.check import CONCURRENCY, Variant, run_check
 
@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     bundle.add_argument(
         "--data",
         type=Path,
-        default=PROJECT_ROOT.parent / "shared" / "data",
+        default=shared_dir() / "data",
         help="the data folder that holds samples/ and e2e.json (../shared/data)",
     )
     check = commands.add_parser("run", help="run the check on this machine (plates.gpu_check.check)")

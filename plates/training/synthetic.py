@@ -31,17 +31,17 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from pathlib import Path
 
 import cv2
 import numpy as np
 
+from plates.build.paths import shared_dir
 from plates.recognition.alphabet import LETTERS
 
 DIGITS = "0123456789"
 PIXELS_PER_MM = 2.0
 PLATE_MM = (520, 112)  # width, height
-FONT_PATH = Path(__file__).resolve().parents[2].parent / "shared" / "fonts" / "GOST-R-50577-93.ttf"
+FONT_PATH = shared_dir() / "fonts" / "GOST-R-50577-93.ttf"
 
 # Per format: the main field's template (L a letter, D a digit, T the letter T), where its groups split (wider gaps),
 # and its colours (background, ink) as BGR. Taxis and public transport are yellow, police blue, the military black,
@@ -175,7 +175,7 @@ def _font(size: int):
     from PIL import ImageFont
 
     if not FONT_PATH.is_file():
-        raise FileNotFoundError(f"the plate typeface {FONT_PATH} is missing: it comes with ../shared/fonts")
+        raise FileNotFoundError(f"the plate typeface {FONT_PATH} is missing: set PLATES_SHARED_DIR to its folder")
     return ImageFont.truetype(str(FONT_PATH), size)
 
 

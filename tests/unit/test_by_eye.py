@@ -9,6 +9,7 @@ import cv2
 import numpy as np
 import pytest
 
+from plates.build.paths import shared_dir
 from plates.training.by_eye import (
     Label,
     ReadingError,
@@ -30,7 +31,7 @@ from plates.training.real_plates import (
 )
 
 LABELS = sorted(Path("labels").glob("*.json"))
-DATA = Path("../shared/data")
+DATA = shared_dir() / "data"
 
 
 @pytest.mark.parametrize(
@@ -121,7 +122,7 @@ def test_check_trainable_refuses_a_held_out_photo_and_a_copy_of_one(tmp_path):
             check_trainable([Label(image, None, "read", "A001PY177")], tmp_path, held, looks)
 
 
-@pytest.mark.skipif(not (DATA / "e2e.json").is_file() or not LABELS, reason="needs ../shared/data and labels/")
+@pytest.mark.skipif(not (DATA / "e2e.json").is_file() or not LABELS, reason="needs the shared data and labels/")
 def test_no_label_is_of_a_photo_the_project_measures_itself_on():
     labels = [label for path in LABELS for label in load_labels(path)]
     detect, e2e = DATA / "detect", DATA / "e2e.json"

@@ -17,7 +17,7 @@ from plates.training import scene_photos, scene_set, scenes, synthetic
 from plates.training.by_eye import Label
 from plates.training.real_plates import look_hash, split_of
 
-needs_font = pytest.mark.skipif(not synthetic.FONT_PATH.is_file(), reason="needs ../shared/fonts")
+needs_font = pytest.mark.skipif(not synthetic.FONT_PATH.is_file(), reason="needs the shared fonts/")
 
 
 def _street(seed: int, width: int = 640, height: int = 400) -> np.ndarray:

@@ -56,7 +56,7 @@ def scene_set(root: Path) -> Path:
     return root
 
 
-@pytest.mark.skipif(not synthetic.FONT_PATH.is_file(), reason="needs ../shared/fonts")
+@pytest.mark.skipif(not synthetic.FONT_PATH.is_file(), reason="needs the shared fonts/")
 def test_two_line_only_trains_and_validates_on_two_line_plates_alone(tmp_path, script):
     if not (script.SHARED / "detect").is_dir():
         pytest.skip(f"needs {script.SHARED}: the labels' photos and the background photos")

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from plates.build.paths import shared_dir
 from plates.nets import LPRNet, SpatialTransformer
 from plates.recognition.alphabet import LETTERS
 from plates.recognition.crops import CROP_HEIGHT, CROP_WIDTH, normalize
@@ -22,7 +23,8 @@ from plates.training.dataset import CropSet, encode, synthetic_set, to_tensor
 from plates.training.real_plates import held_out_looks, held_out_photos, is_held_out_copy, training_photos
 from plates.training.trainer import TrainSettings, train
 
-needs_font = pytest.mark.skipif(not synthetic.FONT_PATH.is_file(), reason="needs ../shared/fonts")
+SHARED_DATA = shared_dir() / "data"
+needs_font = pytest.mark.skipif(not synthetic.FONT_PATH.is_file(), reason="needs the shared fonts/")
 
 
 @pytest.mark.parametrize("style", sorted(synthetic.STYLES))
@@ -125,9 +127,9 @@ def test_training_photos_leave_out_e2e_and_val_photos_and_their_copies(tmp_path)
     assert photos[0][1] == [(20.0, 15.0, 60.0, 25.0)]
 
 
-@pytest.mark.skipif(not Path("../shared/data/e2e.json").is_file(), reason="needs ../shared/data")
+@pytest.mark.skipif(not (SHARED_DATA / "e2e.json").is_file(), reason="needs the shared data")
 def test_no_photo_of_e2e_or_val_nor_a_copy_of_one_is_a_training_photo():
-    detect, manifest = Path("../shared/data/detect"), Path("../shared/data/e2e.json")
+    detect, manifest = SHARED_DATA / "detect", SHARED_DATA / "e2e.json"
     held_out = held_out_photos(detect, manifest)
     assert len(held_out) == 93 + 65  # the val split, and e2e.json's photos from the train split
     photos = [photo for photo, _ in training_photos(detect, manifest)]

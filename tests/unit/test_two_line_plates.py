@@ -25,7 +25,7 @@ from plates.recognition.formats import plate_format
 from plates.training import synthetic
 from plates.training.augment import to_crop
 
-needs_font = pytest.mark.skipif(not synthetic.FONT_PATH.is_file(), reason="needs ../shared/fonts")
+needs_font = pytest.mark.skipif(not synthetic.FONT_PATH.is_file(), reason="needs the shared fonts/")
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 import pytest
 
-from plates.build.paths import PROJECT_ROOT
+from plates.build.paths import PROJECT_ROOT, shared_dir
 from plates.build.quantization import QUANTIZED_FROM
 from plates.build.weights import WEIGHT_FILES, find_weights, search_path
 from plates.detection.detector import INT8_FILE
@@ -9,11 +9,18 @@ from plates.exceptions import WeightsError
 
 
 def test_search_path_puts_the_environment_first(monkeypatch, tmp_path):
+    monkeypatch.delenv("PLATES_SHARED_DIR", raising=False)
     monkeypatch.setenv("PLATES_WEIGHTS_DIR", str(tmp_path))
     places = search_path()
-    assert places[0] == tmp_path
-    assert [p.name for p in places[1:]] == ["weights", "weights"]
-    assert places[2].parent.name == "shared"
+    assert places == [tmp_path, PROJECT_ROOT / "weights", PROJECT_ROOT.parent / "shared" / "weights"]
+
+
+def test_search_path_looks_in_the_shared_folder_the_environment_names(monkeypatch, tmp_path):
+    """A checkout that is not beside shared/ finds its weights (and its typeface and data: shared_dir) there."""
+    monkeypatch.delenv("PLATES_WEIGHTS_DIR", raising=False)
+    monkeypatch.setenv("PLATES_SHARED_DIR", str(tmp_path))
+    assert shared_dir() == tmp_path
+    assert search_path() == [PROJECT_ROOT / "weights", tmp_path / "weights"]
 
 
 def test_find_weights_names_file_places_and_download_address(monkeypatch, tmp_path):
