@@ -17,6 +17,7 @@ from plates.nets import LPRNet, SpatialTransformer
 from plates.recognition.alphabet import LETTERS
 from plates.recognition.crops import CROP_HEIGHT, CROP_WIDTH, normalize
 from plates.recognition.formats import plate_format
+from plates.recognition.regions import REGIONS
 from plates.training import synthetic
 from plates.training.augment import real_crop, synthetic_crop
 from plates.training.dataset import CropSet, encode, synthetic_set, to_tensor
@@ -35,6 +36,16 @@ def test_random_text_is_a_plate_of_its_format(style):
         # The first format that fits wins in plates.recognition.formats: trailer AB1231 77 reads as taxi AB123 177.
         allowed = {"trailer": {"trailer", "taxi"}}.get(style, {style})
         assert plate_format(text) in allowed, text
+
+
+def test_region_codes_are_mostly_issued_ones_and_some_any_code():
+    rng = np.random.default_rng(0)
+    codes = [synthetic.random_region(rng) for _ in range(2000)]
+    issued = sum(code in REGIONS for code in codes) / len(codes)
+    # 0.9 drawn from REGIONS; of the rest, any two-digit code but a few, and one three-digit code in six, is issued
+    assert 0.93 < issued < 0.98
+    assert len({code for code in codes if code not in REGIONS}) > 30
+    assert all(plate_format("A123BC" + code) == "private" for code in codes)
 
 
 def test_letters_are_drawn_evenly():
