@@ -14,7 +14,8 @@ after each epoch) or test (never read here: `convert/read_by_eye.py manifest` ma
 With --scenes, the two-line plates rendered into the detector's training scenes (convert/make_scenes.py) are cut as
 served too and mixed into the real crops, and those of its val scenes are read after each epoch (all, and those at
 least SMALL_WIDTH px wide); --two-line-only trains on two-line plates alone, as lprnet_rows reads nothing else
-(--init rows: from its committed weights). No label may be of a photo e2e.json lists or of detect/images/val: the
+(--init rows: from its committed weights); --stacked-cuts adds real one-line plates restacked as two-line ones
+(plates.training.stacked). No label may be of a photo e2e.json lists or of detect/images/val: the
 run stops if one is. Synthetic plates are rendered with ../shared/fonts/GOST-R-50577-93.ttf. Everything is seeded;
 generated sets are cached in --out.
 """
@@ -37,7 +38,15 @@ from plates.nets import LPRNet, SpatialTransformer
 from plates.recognition.crops import TWO_LINE_LAYOUTS
 from plates.training.augment import ENLARGE_SHARE
 from plates.training.by_eye import load_labels
-from plates.training.dataset import TWO_LINE_SHARE, CropSet, background_photos, mixed, real_set, synthetic_set
+from plates.training.dataset import (
+    TWO_LINE_SHARE,
+    CropSet,
+    background_photos,
+    mixed,
+    real_set,
+    stacked_set,
+    synthetic_set,
+)
 from plates.training.real_plates import check_trainable, held_out_looks, held_out_photos, real_plates, split_of
 from plates.training.scene_set import rendered_plates
 from plates.training.trainer import TrainSettings, load_checkpoint, train, validate
@@ -69,6 +78,7 @@ def datasets(args) -> tuple[CropSet, CropSet, dict[str, CropSet]]:
     labels = [label for path in args.labels for label in load_labels(path)]
     check_trainable(labels, SHARED, held_out_photos(args.detect, args.e2e), held_out_looks(args.detect, args.e2e))
     plates = real_plates(labels, SHARED)
+    one_line = [p for p in plates if p.lines == 1]
     if args.two_line_only:
         plates = [p for p in plates if p.lines == 2]
     train_plates = [p for p in plates if split_of(p.text) == "train"]
@@ -92,6 +102,11 @@ def datasets(args) -> tuple[CropSet, CropSet, dict[str, CropSet]]:
                 out / "scenes.npz",
                 lambda: real_set(rendered_plates(args.scenes, "train"), args.scene_cuts, args.seed + 3, layout=layout),
             )
+        )
+    if args.stacked_cuts:
+        stacked = [p for p in one_line if split_of(p.text) == "train"]
+        sets.append(
+            cached(out / "stacked.npz", lambda: stacked_set(stacked, args.stacked_cuts, args.seed + 5, layout=layout))
         )
     real = mixed(sets, args.seed) if len(sets) > 1 else sets[0]
     synthetic = cached(
@@ -119,6 +134,11 @@ def datasets(args) -> tuple[CropSet, CropSet, dict[str, CropSet]]:
             args.synthetic_val, args.seed + 1, backgrounds, layout=layout, two_line_share=two_line_share
         ),
     )
+    if args.stacked_cuts:
+        stacked_val = [p for p in one_line if split_of(p.text) == "val"]
+        validations["stacked-val"] = cached(
+            out / "stacked_val.npz", lambda: stacked_set(stacked_val, 1, args.seed + 6, augment=False, layout=layout)
+        )
     if args.scenes:  # read as served, from the plate's own box: all of them, and those a reader could read
         two_line = rendered_plates(args.scenes, "val")
         wide = [plate for plate in two_line if plate.box[2] - plate.box[0] >= SMALL_WIDTH]
@@ -264,6 +284,13 @@ def build_parser() -> argparse.ArgumentParser:
         "read by eye, and synthetic ones; lprnet_rows reads nothing else",
     )
     parser.add_argument("--scene-cuts", type=int, default=4, help="augmented cuts of each rendered two-line plate")
+    parser.add_argument(
+        "--stacked-cuts",
+        type=int,
+        default=0,
+        help="also train on the real one-line private plates restacked as type 1A two-line plates "
+        "(plates.training.stacked), each cut this many ways, and read the val split's after each epoch (0: none)",
+    )
     parser.add_argument(
         "--real-per-epoch",
         type=int,
