@@ -49,12 +49,12 @@ WEIGHT_FILES = {
         ),
         WeightFile(
             "plates_rows_stn.pt",
-            "193d427c395a2e7637c549e4e690b781587c257e73c0cdb82d64fde3cf848ef8",
+            "6c9d616d1241b69ede1002bdf8bca4ddc8a87afd8f7c415a0c1411d5fe61752b",
             "this repository's weights/ (convert/train_recognizer.py --two-line rows --two-line-only)",
         ),
         WeightFile(
             "plates_rows_lprnet.pt",
-            "f39bc938794c36c99456d33420054c70087ac8810aca1a9894e4fccb84353b61",
+            "f58b2fd979d8942e251fd160106f5a385d77a4e427743381cc7aec80cc677333",
             "this repository's weights/ (convert/train_recognizer.py --two-line rows --two-line-only)",
         ),
         WeightFile(
