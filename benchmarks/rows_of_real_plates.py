@@ -8,8 +8,8 @@ two-line plates; this reads hundreds of real plates' characters, dirt, blur and 
 
 The plate is restacked by plates.training.stacked (about four in ten can be parted: the others are counted and left
 out); both readers then take the served first cut (yolo's first crop variant) from the models of the committed model
-repository, in one process. Where the parting is wrong the stack cuts a character: --sheet shows every plate beside
-its stack, to look at the misses as pictures.
+repository, in one process. Where the parting is wrong the stack cuts a character: --sheet shows each misread plate
+beside its stack, to look at the misses as pictures.
 """
 
 from __future__ import annotations
@@ -38,7 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=("train", "val", "test"), default="test", help="of labels/ (test)")
     parser.add_argument("--repository", type=Path, default=DEFAULT_REPOSITORY, help="the built model repository")
-    parser.add_argument("--sheet", type=Path, help="also write the stacked plates, each beside its one-line plate")
+    parser.add_argument(
+        "--sheet", type=Path, help="also draw the plates either reader misread, each beside its stack, into this PNG"
+    )
     args = parser.parse_args(argv)
     labels = [label for path in sorted((PROJECT_ROOT / "labels").glob("*.json")) for label in load_labels(path)]
     plates = [
@@ -91,11 +93,15 @@ def main(argv: list[str] | None = None) -> int:
             + ", ".join(f"{outcome} {n}" for outcome, n in outcomes.items() if outcome != "right")
         )
         print(f"  confusions: {misreads.to_dict()['confusions']}")
+        print("  misread: " + ", ".join(f"{truth} as {got or '(unread)'}" for truth, got in misreads.examples))
     both = sum(a == t == b for t, a, b in zip(texts, read_whole, read_rows))
     rescued = sum(b == t != a for t, a, b in zip(texts, read_whole, read_rows))
     print(f"both right {both}; stacked right where whole wrong {rescued}")
     if args.sheet:
-        tiles = [np.concatenate([w, np.zeros((72, 8, 3), np.uint8), s], axis=1) for w, s in sheet]
+        missed = [i for i, text in enumerate(texts) if text != read_whole[i] or text != read_rows[i]]
+        tiles = [np.concatenate([sheet[i][0], np.zeros((72, 8, 3), np.uint8), sheet[i][1]], axis=1) for i in missed]
+        if not tiles:
+            tiles = [np.zeros((72, 412, 3), np.uint8)]
         columns = 4
         tiles += [np.zeros_like(tiles[0])] * (-len(tiles) % columns)
         grid = np.concatenate(
