@@ -26,8 +26,8 @@ from plates.build.paths import DEFAULT_REPOSITORY, PROJECT_ROOT, shared_dir
 from plates.evaluation.misreads import Misreads
 from plates.recognition.crops import CropVariant, crop_box
 from plates.recognition.ctc import read_plates
-from plates.recognition.formats import ONE_LINE, TWO_LINE, plate_format
-from plates.recognition.rows import join_rows
+from plates.recognition.formats import ONE_LINE, plate_format
+from plates.recognition.rows import join_rows, read_joined, split_rows
 from plates.training.by_eye import load_labels
 from plates.training.dataset import served_cut, to_tensor
 from plates.training.real_plates import real_plates, split_of
@@ -69,14 +69,10 @@ def main(argv: list[str] | None = None) -> int:
             sheet.append((cv2.resize(tight, (282, 72)), cv2.resize(stacked, (122, 72))))
     with torch.inference_mode():
         one = networks["lprnet"](networks["stn"](to_tensor(np.stack(whole)))).numpy()
-        row_input = to_tensor(np.stack(rows))  # [N, 3, 24, 188]: each plate's two rows side by side
-        split = torch.cat([row_input[..., :94], row_input[..., 94:]], dim=0)
-        count = len(texts)
-        logits = networks["lprnet_rows"](split)
-        interleaved = torch.stack([logits[:count], logits[count:]], dim=1).flatten(0, 1)
-        joined, frames = join_rows(interleaved, [2] * count)
+        count, lines = len(texts), [2] * len(texts)
+        joined, frames = join_rows(networks["lprnet_rows"](split_rows(to_tensor(np.stack(rows)), lines)), lines)
     read_whole = [r.text for r in read_plates(one, grammar=ONE_LINE)]
-    read_rows = [r.text for r in read_plates(joined[:, :, : int(frames[0])].numpy(), grammar=TWO_LINE)]
+    read_rows = [r.text for r in read_joined(joined.numpy(), frames.numpy(), lines)]
     results = {"one-line reader, the plate whole": read_whole, "lprnet_rows, the plate stacked as type 1A": read_rows}
     print(
         f"{len(plates)} real private plates of the {args.split} split read by eye (labels/), in one process; "
