@@ -14,10 +14,10 @@ after each epoch) or test (never read here: `convert/read_by_eye.py manifest` ma
 With --scenes, the two-line plates rendered into the detector's training scenes (convert/make_scenes.py) are cut as
 served too and mixed into the real crops, and those of its val scenes are read after each epoch (all, and those at
 least SMALL_WIDTH px wide); --two-line-only trains on two-line plates alone, as lprnet_rows reads nothing else
-(--init rows: from its committed weights); --stacked-cuts adds real one-line plates restacked as two-line ones
-(plates.training.stacked). No label may be of a photo e2e.json lists or of detect/images/val: the
-run stops if one is. Synthetic plates are rendered with ../shared/fonts/GOST-R-50577-93.ttf. Everything is seeded;
-generated sets are cached in --out.
+(--init rows: from its committed weights); --stacked-cuts adds real one-line plates restacked as two-line ones, type
+1A and four digits over two letters (plates.training.stacked). No label may be of a photo e2e.json lists or of
+detect/images/val: the run stops if one is. Synthetic plates are rendered with ../shared/fonts/GOST-R-50577-93.ttf.
+Everything is seeded; generated sets are cached in --out.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from plates.training.dataset import (
 )
 from plates.training.real_plates import check_trainable, held_out_looks, held_out_photos, real_plates, split_of
 from plates.training.scene_set import rendered_plates
+from plates.training.stacked import KINDS
 from plates.training.trainer import TrainSettings, load_checkpoint, train, validate
 
 SHARED = shared_dir() / "data"
@@ -136,9 +137,11 @@ def datasets(args) -> tuple[CropSet, CropSet, dict[str, CropSet]]:
     )
     if args.stacked_cuts:
         stacked_val = [p for p in one_line if split_of(p.text) == "val"]
-        validations["stacked-val"] = cached(
-            out / "stacked_val.npz", lambda: stacked_set(stacked_val, 1, args.seed + 6, augment=False, layout=layout)
-        )
+        for kind, name in zip(KINDS, ("stacked-val", "stacked-val-four-digits")):
+            make = lambda kind=kind: stacked_set(  # noqa: E731
+                stacked_val, 1, args.seed + 6, augment=False, layout=layout, kinds=(kind,)
+            )
+            validations[name] = cached(out / f"{name.replace('-', '_')}.npz", make)
     if args.scenes:  # read as served, from the plate's own box: all of them, and those a reader could read
         two_line = rendered_plates(args.scenes, "val")
         wide = [plate for plate in two_line if plate.box[2] - plate.box[0] >= SMALL_WIDTH]
@@ -288,8 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--stacked-cuts",
         type=int,
         default=0,
-        help="also train on the real one-line private plates restacked as type 1A two-line plates "
-        "(plates.training.stacked), each cut this many ways, and read the val split's after each epoch (0: none)",
+        help="also train on the real one-line private plates restacked as two-line plates, type 1A and four digits "
+        "over two letters (plates.training.stacked), each cut this many ways, and read the val split's after each "
+        "epoch, by kind (0: none)",
     )
     parser.add_argument(
         "--real-per-epoch",

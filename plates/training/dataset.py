@@ -19,7 +19,7 @@ from plates.recognition.crops import CROP_WIDTH, CropVariant, crop_box, cut_crop
 from plates.recognition.formats import plate_format
 from plates.training.augment import ENLARGE_SHARE, real_crop, synthetic_crop, tight_as_photo, tight_crop, to_crop
 from plates.training.real_plates import RealPlate, training_photos
-from plates.training.stacked import as_type_1a
+from plates.training.stacked import KINDS, Stack, restacked
 from plates.training.synthetic import lines, random_format, random_text, random_two_line_format, render_plate
 
 _INDEX = {char: index for index, char in enumerate(ALPHABET)}
@@ -190,32 +190,37 @@ def real_set(
     return CropSet.of(images, texts)
 
 
-def stacked_plates(plates: list[RealPlate]) -> list[tuple[np.ndarray, str]]:
-    """The one-line private plates of `plates` that can be parted, each restacked as the type 1A plate of its text
-    (plates.training.stacked), with that text: its pixels from its box, or the whole of a tight crop."""
+def stacked_plates(plates: list[RealPlate], seed: int) -> list[Stack]:
+    """The one-line private plates of `plates` that can be parted, each restacked as the two-line plates its
+    characters make (plates.training.stacked.restacked, drawn from generator (seed, i) for the i-th plate): its
+    pixels from its box, or the whole of a tight crop."""
     stacked = []
-    for plate in plates:
+    for number, plate in enumerate(plates):
         if plate.lines != 1 or plate_format(plate.text) != "private":
             continue
         image = cv2.imread(plate.image)
         pixels = image if plate.box is None else crop_box(image, np.array(plate.box, np.float32), CropVariant(0.0))
-        two_line = as_type_1a(pixels)
-        if two_line is not None:
-            stacked.append((two_line, plate.text))
+        stacked += restacked(pixels, plate.text, np.random.default_rng([seed, number]))
     return stacked
 
 
 def stacked_set(
-    plates: list[RealPlate], per_plate: int, seed: int, augment: bool = True, layout: str = "rows"
+    plates: list[RealPlate],
+    per_plate: int,
+    seed: int,
+    augment: bool = True,
+    layout: str = "rows",
+    kinds: tuple[str, ...] = KINDS,
 ) -> CropSet:
-    """stacked_plates as two-line crops laid out as `layout` says: each cut `per_plate` times as a tight crop is, with
-    random boxes, variants and looks (or once, as served, unaugmented)."""
+    """stacked_plates of `kinds` as two-line crops laid out as `layout` says: each cut `per_plate` times as a tight
+    crop is, with random boxes, variants and looks (or once, as served, unaugmented)."""
     images, texts = [], []
-    for number, (two_line, text) in enumerate(stacked_plates(plates)):
-        rng = np.random.default_rng([seed, number])
+    stacks = [stack for stack in stacked_plates(plates, seed) if stack.kind in kinds]
+    for number, stack in enumerate(stacks):
+        rng = np.random.default_rng([seed, number, 1])  # not the stream that drew the stack
         if augment:
-            images += [tight_crop(two_line, rng, 2, layout) for _ in range(per_plate)]
+            images += [tight_crop(stack.pixels, rng, 2, layout) for _ in range(per_plate)]
         else:
-            images.append(served_cut(two_line, None, 2, layout))
-        texts += [text] * (per_plate if augment else 1)
+            images.append(served_cut(stack.pixels, None, 2, layout))
+        texts += [stack.text] * (per_plate if augment else 1)
     return CropSet.of(images, texts)
