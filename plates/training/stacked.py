@@ -95,7 +95,8 @@ def restacked(plate: np.ndarray, text: str, rng: np.random.Generator) -> list[St
     """The two-line plates a one-line private plate's pixels (its box) of `text` make, one of each of KINDS; none
     where it cannot be parted. Type 1A: its parts either side of `parting` stretched to one width, stacked, and made
     1A's shape. Four digits over two letters (1123 / BC 77): the same with its letter's columns given to one of its
-    digits, stretched to them, in one of FOUR_DIGIT_SHAPES (both drawn from `rng`)."""
+    digits' columns, at their own width (stretched to the letter's, a 0 is an O), in one of FOUR_DIGIT_SHAPES (both
+    drawn from `rng`)."""
     first = int(rng.integers(3))
     shape = FOUR_DIGIT_SHAPES[int(rng.integers(len(FOUR_DIGIT_SHAPES)))]
     parted = _parted(plate)
@@ -104,8 +105,7 @@ def restacked(plate: np.ndarray, text: str, rng: np.random.Generator) -> list[St
     found, column = parted
     left, right = _columns(found, 0)
     start, stop = _columns(found, 1 + first)
-    digit = cv2.resize(plate[:, start:stop], (right - left, plate.shape[0]), interpolation=cv2.INTER_CUBIC)
-    four_digits = np.concatenate([plate[:, :left], digit, plate[:, right:column]], axis=1)
+    four_digits = np.concatenate([plate[:, :left], plate[:, start:stop], plate[:, right:column]], axis=1)
     bottom = plate[:, column:]
     return [
         Stack(KINDS[0], _stacked(plate[:, :column], bottom, TYPE_1A), text),
