@@ -49,12 +49,12 @@ WEIGHT_FILES = {
         ),
         WeightFile(
             "plates_rows_stn.pt",
-            "6c9d616d1241b69ede1002bdf8bca4ddc8a87afd8f7c415a0c1411d5fe61752b",
+            "da406ce7f8b8a0b29a9aa9dbcbc4ca20f39322babf668e78199da811c3d7eae0",
             "this repository's weights/ (convert/train_recognizer.py --two-line rows --two-line-only)",
         ),
         WeightFile(
             "plates_rows_lprnet.pt",
-            "f58b2fd979d8942e251fd160106f5a385d77a4e427743381cc7aec80cc677333",
+            "a2cc224a6542a68fa6405888627499900b46b6c730782ec20179648426980c4d",
             "this repository's weights/ (convert/train_recognizer.py --two-line rows --two-line-only)",
         ),
         WeightFile(
