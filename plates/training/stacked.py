@@ -18,7 +18,8 @@ import cv2
 import numpy as np
 
 TYPE_1A = 290 / 170  # width over height (mm)
-# Type 4 (motorcycles) since GOST R 50577-2018, and type 4 before it and type 3 (tractors): 190x145 and 245x160 mm.
+# Four digits over two letters: type 4 (motorcycles) 190x145 mm since GOST R 50577-2018; 245x160 mm before it, and
+# type 3 (tractors).
 FOUR_DIGIT_SHAPES = (190 / 145, 245 / 160)
 KINDS = ("type 1A", "four digits")
 
@@ -42,8 +43,13 @@ def characters(plate: np.ndarray) -> list[Blob]:
     return sorted(blob for blob in blobs if 0.6 * tallest <= blob[2] <= 1.1 * tallest)
 
 
-def _parted(plate: np.ndarray) -> tuple[list[Blob], int] | None:
-    """The plate's characters and the column `parting` gives, or None where it gives none."""
+def parting(plate: np.ndarray) -> tuple[list[Blob], int] | None:
+    """A private plate's characters, and the column between its third digit and fifth character (A 123 | BC 77): the
+    middle of the gap after its fourth character, where at least 6 characters are found, that gap is wider than the one
+    before it (the standard sets the groups apart) and the first, fifth and sixth are shorter than the three between
+    (letters are 58 mm tall, digits 76: a blob of the rim, a screw or a character missed would put the parting
+    elsewhere); None where the plate gives no such parting (dark plates, blur, glare: about six in ten of the real
+    ones)."""
     if min(plate.shape[:2]) < 8:
         return None
     found = characters(plate)
@@ -54,16 +60,6 @@ def _parted(plate: np.ndarray) -> tuple[list[Blob], int] | None:
     if gaps[3] <= max(0, gaps[2]) or max(letters) >= min(digits):
         return None
     return found, (found[3][1] + found[4][0]) // 2
-
-
-def parting(plate: np.ndarray) -> int | None:
-    """The column between a private plate's third digit and fifth character (A 123 | BC 77): the middle of the gap
-    after its fourth character, where at least 6 characters are found, that gap is wider than the one before it (the
-    standard sets the groups apart) and the first, fifth and sixth are shorter than the three between (letters are
-    58 mm tall, digits 76: a blob of the rim, a screw or a character missed would put the parting elsewhere); None
-    where the plate gives no such parting (dark plates, blur, glare: about six in ten of the real ones)."""
-    parted = _parted(plate)
-    return None if parted is None else parted[1]
 
 
 def _stacked(top: np.ndarray, bottom: np.ndarray, shape: float) -> np.ndarray:
@@ -99,7 +95,7 @@ def restacked(plate: np.ndarray, text: str, rng: np.random.Generator) -> list[St
     drawn from `rng`)."""
     first = int(rng.integers(3))
     shape = FOUR_DIGIT_SHAPES[int(rng.integers(len(FOUR_DIGIT_SHAPES)))]
-    parted = _parted(plate)
+    parted = parting(plate)
     if parted is None:
         return []
     found, column = parted
