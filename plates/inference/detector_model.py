@@ -69,6 +69,11 @@ class DetectorModel:
                 second_look_width=config.parameter("second_look_width", unit_float),
                 second_look_fill=config.parameter("second_look_fill", unit_float),
                 second_look_hint=config.parameter("second_look_hint", unit_float, default=0.0),
+                close_look_imgsz=config.parameter("close_look_imgsz", nonnegative_int, default=0),
+                close_look_conf=config.parameter("close_look_conf", unit_float, default=0.5),
+                close_look_hint=config.parameter("close_look_hint", unit_float, default=0.0),
+                close_look_window=config.parameter("close_look_window", nonnegative_float, default=3.0),
+                close_look_doubts=config.parameter("close_look_doubts", nonnegative_int, default=1),
                 whole_plates=config.parameter("whole_plates", yes_no, default=True),
             )
         except ValueError as error:

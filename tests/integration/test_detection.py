@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from plates.detection.detector import DetectorSettings, merge, postprocess
+from plates.detection.detector import DetectorSettings, add_new, merge, postprocess
 
 # car.jpg's plate, as the served detector boxes it.
 CAR_PLATE = (94.6, 330.4, 132.5, 343.4)
@@ -70,9 +70,10 @@ def test_a_hinted_second_look_goes_only_to_photos_with_no_plate_and_a_wide_doubt
     assert wants is expected
 
 
-def test_a_two_line_plate_filling_the_photo_is_found_by_the_hinted_second_look_alone(samples):
+def test_a_two_line_plate_filling_the_photo_is_found_by_a_look_that_shrinks_it(samples):
     """5719KB42 (labels/, a test plate): a 480 px square photo the plate fills edge to edge, which the first pass
-    scores 0.1 and the second, the photo shrunk to 0.6 of its frame, finds."""
+    scores 0.1 and the second, the photo shrunk to 0.6 of its frame, finds; so does a close look at that doubt, whose
+    window, three times the doubt's width, shrinks it to a third."""
     import cv2
 
     from plates.build.paths import DEFAULT_REPOSITORY
@@ -86,9 +87,66 @@ def test_a_two_line_plate_filling_the_photo_is_found_by_the_hinted_second_look_a
     def detector(settings: DetectorSettings) -> PlateDetector:
         return PlateDetector(served, settings=settings, runtime="openvino", precision="int8")
 
-    assert len(detector(DetectorSettings(second_look_imgsz=0)).detect(image)) == 0
-    found = detector(DetectorSettings()).detect(image)
-    assert len(found) == 1 and iou(found.boxes[0], truth) > 0.8 and found.lines[0] == 2
+    assert len(detector(DetectorSettings(second_look_imgsz=0, close_look_imgsz=0)).detect(image)) == 0
+    closely = DetectorSettings(second_look_imgsz=0, close_look_hint=0.05)  # its doubt is under the served hint
+    for settings in (DetectorSettings(), DetectorSettings(close_look_imgsz=0), closely):
+        found = detector(settings).detect(image)
+        assert len(found) == 1 and iou(found.boxes[0], truth) > 0.8 and found.lines[0] == 2
+
+
+def test_the_close_look_goes_to_the_likeliest_doubts_over_its_hint():
+    settings = DetectorSettings(close_look_hint=0.05, close_look_doubts=2)
+    hints = np.array([[0, 0, 10, 5], [20, 0, 30, 5], [40, 0, 50, 5], [60, 0, 70, 5]], np.float32)
+    doubts = settings.doubts(hints, np.array([0.03, 0.12, 0.06, 0.18]))
+    np.testing.assert_array_equal(doubts, hints[[3, 1]])
+    assert len(settings.doubts(None, None)) == 0 and len(settings.doubts(hints[:1], np.array([0.03]))) == 0
+    assert len(DetectorSettings(close_look_imgsz=0).doubts(hints, np.array([0.1, 0.1, 0.1, 0.1]))) == 0
+    with pytest.raises(ValueError, match="'close_look_window' = 0.5 must be at least 1"):
+        DetectorSettings(close_look_window=0.5)
+
+
+def test_the_looks_that_take_hints_ask_the_first_passes_for_the_lowest_of_theirs():
+    assert DetectorSettings(second_look_hint=0.08, close_look_hint=0.05).hint_floor == 0.05
+    assert DetectorSettings(second_look_hint=0.08, close_look_imgsz=0).hint_floor == 0.08
+    assert DetectorSettings(second_look_imgsz=0, close_look_imgsz=0).hint_floor == 0.0
+    # A second look that takes hints counts only those over its own.
+    settings = DetectorSettings(second_look_width=0.3, second_look_hint=0.08, close_look_hint=0.05)
+    wide = np.array([[0, 100, 700, 500]], np.float32)
+    assert not settings.wants_second_look(np.zeros((0, 4)), 1000, 600, wide, np.array([0.06]))
+    assert settings.wants_second_look(np.zeros((0, 4)), 1000, 600, wide, np.array([0.09]))
+
+
+def test_the_close_look_adds_only_plates_no_box_found_overlaps():
+    found = (np.array([[10, 10, 50, 20]], np.float32), np.array([0.6], np.float32), np.array([1]))
+    # The same plate scored higher and boxed a little apart, and another plate the first passes missed.
+    more = (np.array([[12, 10, 52, 21], [300, 200, 340, 212]], np.float32), np.array([0.9, 0.7]), np.array([1, 2]))
+    boxes, scores, lines = add_new(found, more, iou=0.5)
+    np.testing.assert_array_equal(boxes, [[300, 200, 340, 212], [10, 10, 50, 20]])
+    np.testing.assert_allclose(scores, [0.7, 0.6])
+    np.testing.assert_array_equal(lines, [2, 1])
+    nothing = (np.zeros((0, 4), np.float32), np.zeros(0, np.float32), np.zeros(0, np.int64))
+    assert len(add_new(nothing, more, iou=0.5)[0]) == 2 and len(add_new(found, nothing, iou=0.5)[0]) == 1
+
+
+def test_a_dim_plate_the_first_pass_doubts_is_found_by_the_close_look_alone(samples):
+    """C565CY77 (labels/, a test plate): 70 px wide at dusk in a 1280 px photo, which the first pass at 608 scores
+    0.18, under its conf; the close look's window around that doubt finds it, boxed where the photo holds it."""
+    import cv2
+
+    from plates.build.paths import DEFAULT_REPOSITORY
+    from plates.detection.detector import PlateDetector, detector_file
+
+    photo = samples.parent / "rfplates/scenes/images/test_43_jpg.rf.753b63889fcd30d3e3b20d7810036cd5.jpg"
+    image = cv2.imread(str(photo))
+    truth = np.array([1036.0, 473.0, 1105.0, 488.0], np.float32)
+    served = DEFAULT_REPOSITORY / "yolo" / "1" / detector_file("openvino", "int8")
+
+    def found(settings: DetectorSettings) -> list[float]:
+        detections = PlateDetector(served, settings=settings, runtime="openvino", precision="int8").detect(image)
+        return [iou(box, truth) for box in detections.boxes]
+
+    assert max(found(DetectorSettings(close_look_imgsz=0)), default=0.0) < 0.5
+    assert max(found(DetectorSettings())) > 0.7
 
 
 def car_close_up(samples, share: float = 0.45):

@@ -91,6 +91,11 @@ def test_served_detector_settings_are_the_measured_defaults():
     assert float(parameters["second_look_width"]["string_value"]) == defaults.second_look_width
     assert float(parameters["second_look_fill"]["string_value"]) == defaults.second_look_fill
     assert float(parameters["second_look_hint"]["string_value"]) == defaults.second_look_hint
+    assert int(parameters["close_look_imgsz"]["string_value"]) == defaults.close_look_imgsz
+    assert float(parameters["close_look_conf"]["string_value"]) == defaults.close_look_conf
+    assert float(parameters["close_look_hint"]["string_value"]) == defaults.close_look_hint
+    assert float(parameters["close_look_window"]["string_value"]) == defaults.close_look_window
+    assert int(parameters["close_look_doubts"]["string_value"]) == defaults.close_look_doubts
     assert yes_no(parameters["whole_plates"]["string_value"]) == defaults.whole_plates
 
 
@@ -140,6 +145,7 @@ def test_yolo_reads_a_file_as_its_pixels_and_names_one_it_cannot_read(load_adapt
         ("conf", "high", "unit_float_list"),
         ("second_look_imgsz", "-256", "nonnegative_int"),
         ("second_look_width", "1.5", "unit_float"),
+        ("close_look_conf", "2", "unit_float"),
         ("whole_plates", "true", "yes_no"),
     ],
 )
