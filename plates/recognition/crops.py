@@ -31,6 +31,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from plates.recognition.tilt import ESTIMATE_SIDE, PLATE_ASPECT, TILT_MARGIN, levelled_size, plate_tilt, tilt_bound
+
 CROP_HEIGHT, CROP_WIDTH = 24, 94
 DEFAULT_VERTICAL_PAD = 0.2
 REFERENCE_FRAME = (1920, 1080)  # width, height
@@ -216,20 +218,126 @@ def whole_frame_cuts(
 
 
 def cut_crops(
-    image: np.ndarray, boxes: np.ndarray, crop_variants: Sequence[CropVariant] = (CropVariant(),)
+    image: np.ndarray,
+    boxes: np.ndarray,
+    crop_variants: Sequence[CropVariant] = (CropVariant(),),
+    tilts: Sequence[float] | None = None,
 ) -> list[np.ndarray]:
     """BGR cuts of the photo rescaled to REFERENCE_FRAME for the boxes `boxes` ([N, 4]
-    in image pixels), the variants of box 0 first: what prepare_crops normalizes."""
-    height, width = image.shape[:2]
-    frame_width, frame_height = REFERENCE_FRAME
-    scale = np.array([frame_width / width, frame_height / height] * 2, dtype=np.float32)
+    in image pixels), the variants of box 0 first: what prepare_crops normalizes. A box of a nonzero tilt in `tilts`
+    (None: none; box_tilts) is cut levelled (level_cuts)."""
     crops = []
-    for box in np.asarray(boxes, dtype=np.float32) * scale:
-        bounds = [crop_bounds(box, variant, frame_width, frame_height) for variant in crop_variants]
+    for number, box in enumerate(frame_boxes(image, boxes)):
+        if tilts is not None and tilts[number]:
+            crops += level_cuts(image, box, float(tilts[number]), crop_variants)
+            continue
+        bounds = [crop_bounds(box, variant, *REFERENCE_FRAME) for variant in crop_variants]
         lefts, tops, rights, bottoms = zip(*bounds)
         region, x, y = _neighbourhood(image, min(lefts), min(tops), max(rights), max(bottoms))
         crops += [region[top - y : bottom - y, left - x : right - x] for left, top, right, bottom in bounds]
     return crops
+
+
+def frame_boxes(image: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """`boxes` ([N, 4] in the image's pixels) in the pixels of the image rescaled to REFERENCE_FRAME."""
+    height, width = image.shape[:2]
+    frame_width, frame_height = REFERENCE_FRAME
+    scale = np.array([frame_width / width, frame_height / height] * 2, dtype=np.float32)
+    return np.asarray(boxes, dtype=np.float32).reshape(-1, 4) * scale
+
+
+def frame_patch(image: np.ndarray, bounds: tuple[int, int, int, int], scale: float) -> tuple[np.ndarray, float, float]:
+    """The pixels of REFERENCE_FRAME's [top:bottom, left:right] (`bounds`, within the frame) at `scale` times the
+    frame's resolution, made from the photo by one averaging resize of the pixels under them, and their origin in
+    those scaled frame pixels. Cheaper than _neighbourhood where `scale` shrinks: no frame-sized pixels are made."""
+    left, top, right, bottom = bounds
+    height, width = image.shape[:2]
+    to_photo_x, to_photo_y = width / REFERENCE_FRAME[0], height / REFERENCE_FRAME[1]
+    columns = slice(
+        math.floor(left * to_photo_x), max(math.floor(left * to_photo_x) + 1, math.ceil(right * to_photo_x))
+    )
+    rows = slice(math.floor(top * to_photo_y), max(math.floor(top * to_photo_y) + 1, math.ceil(bottom * to_photo_y)))
+    pixels = image[rows, columns]
+    # The frame pixels the photo's whole pixels cover, so that the patch's origin is where its first pixel lies.
+    x, y = columns.start / to_photo_x * scale, rows.start / to_photo_y * scale
+    size = (
+        max(1, round(pixels.shape[1] / to_photo_x * scale)),
+        max(1, round(pixels.shape[0] / to_photo_y * scale)),
+    )
+    return cv2.resize(pixels, size, interpolation=cv2.INTER_AREA), x, y
+
+
+# A plate tilted less than this many degrees is read upright only: its levelled cut differs from the upright one by
+# about a pixel of climb over a row, and reading it again costs the reader's batch a crop.
+MIN_TILT = 3.0
+
+
+def box_tilts(
+    image: np.ndarray, boxes: np.ndarray, lines: Sequence[int], below: float, min_tilt: float = MIN_TILT
+) -> np.ndarray:
+    """Each box's plate tilt in degrees (plate_tilt, counterclockwise), where it is a one-line plate (`lines`) boxed
+    less than `below` times as wide as tall, tilted at least `min_tilt`, and a rectangle of that tilt fits the box
+    (levelled_size); 0 for every other box. `boxes`: [N, 4] in the image's pixels.
+
+    The box's shape is judged in the photo's pixels, where a plate has the standard's proportions; its tilt is
+    measured, and levelled, in the frame it is cut from (REFERENCE_FRAME), which stretches a photo of another shape:
+    a 4:3 photo's plates are a third wider there, and tilted less."""
+    tilts = np.zeros(len(boxes), np.float32)
+    photo_boxes = np.asarray(boxes, np.float32).reshape(-1, 4)
+    height, width = image.shape[:2]
+    stretch = (REFERENCE_FRAME[0] / width) / (REFERENCE_FRAME[1] / height)  # how much wider the frame makes a plate
+    for number, (photo_box, box, count) in enumerate(zip(photo_boxes, frame_boxes(image, boxes), lines)):
+        photo_width, photo_height = float(photo_box[2] - photo_box[0]), float(photo_box[3] - photo_box[1])
+        if count != 1 or photo_height <= 0 or photo_width >= below * photo_height:
+            continue
+        frame_width, frame_height = float(box[2] - box[0]), float(box[3] - box[1])
+        bounds = crop_bounds(box, CropVariant(0.0, 0.0), *REFERENCE_FRAME)
+        scale = min(1.0, ESTIMATE_SIDE / max(bounds[2] - bounds[0], bounds[3] - bounds[1]))
+        tight = cv2.cvtColor(frame_patch(image, bounds, scale)[0], cv2.COLOR_BGR2GRAY)
+        angle = plate_tilt(tight, tilt_bound(frame_width / frame_height, PLATE_ASPECT * stretch) + TILT_MARGIN)
+        if abs(angle) >= min_tilt and levelled_size(frame_width, frame_height, angle):
+            tilts[number] = angle
+    return tilts
+
+
+def level_cuts(
+    image: np.ndarray, box: np.ndarray, angle: float, crop_variants: Sequence[CropVariant]
+) -> list[np.ndarray]:
+    """The cuts of a one-line plate tilted by `angle` degrees (box_tilts) in `box` (x1 y1 x2 y2 in REFERENCE_FRAME's
+    pixels), levelled: the frame turned about the box's centre by `angle`, and each variant's pads and margins laid
+    around the level plate's own width and height (levelled_size)."""
+    frame_width, frame_height = REFERENCE_FRAME
+    x1, y1, x2, y2 = (float(v) for v in box)
+    size = levelled_size(x2 - x1, y2 - y1, angle)
+    if size is None:
+        raise ValueError(f"no plate tilted {angle} degrees has the box {x2 - x1:.0f}x{y2 - y1:.0f}")
+    plate_width, plate_height = size
+    widest = max(plate_width * (1 + 2 * v.horizontal_margin) for v in crop_variants)
+    tallest = max(plate_height * (1 + 2 * v.vertical_pad) for v in crop_variants)
+    reach = math.hypot(widest, tallest) / 2 + 2
+    centre_x, centre_y = (x1 + x2) / 2, (y1 + y2) / 2
+    left, top = max(0, math.floor(centre_x - reach)), max(0, math.floor(centre_y - reach))
+    right = min(frame_width, math.ceil(centre_x + reach))
+    bottom = min(frame_height, math.ceil(centre_y + reach))
+    # A plate wider than the reader's crop is averaged down to it anyway (fit): cut at three times the crop's width,
+    # it is turned and cut in a fraction of the pixels (at twice, B994YX35 of the test plates read B994YX34).
+    shrink = min(1.0, 3 * CROP_WIDTH / plate_width)
+    region, x, y = frame_patch(image, (left, top, right, bottom), shrink)
+    centre = (centre_x * shrink - x, centre_y * shrink - y)
+    turn = cv2.getRotationMatrix2D(centre, angle, 1.0)
+    cuts = []
+    for variant in crop_variants:
+        cut_width = max(1, round(plate_width * shrink * (1 + 2 * variant.horizontal_margin)))
+        cut_height = max(1, round(plate_height * shrink * (1 + 2 * variant.vertical_pad)))
+        # The turn, then the cut's corner moved to the origin: one warp gives the cut, the frame past its edges
+        # repeated as a box at the edge is cut clipped.
+        shifted = turn - np.array([[0, 0, centre[0] - cut_width / 2], [0, 0, centre[1] - cut_height / 2]])
+        cuts.append(
+            cv2.warpAffine(
+                region, shifted, (cut_width, cut_height), flags=cv2.INTER_CUBIC, borderMode=cv2.BORDER_REPLICATE
+            )
+        )
+    return cuts
 
 
 def prepare_crops(
@@ -238,16 +346,19 @@ def prepare_crops(
     crop_variants: Sequence[CropVariant] = (CropVariant(),),
     lines: Sequence[int] | None = None,
     layout: str = "side-by-side",
+    tilts: Sequence[float] | None = None,
 ) -> np.ndarray:
     """Recognizer inputs for the boxes `boxes` ([N, 4] in image pixels): [N * V, 3, 24, 94 * L], the V variants of
     box 0 first. A plate of 2 `lines` (None: every plate has 1) is laid out as `layout` says (TWO_LINE_LAYOUTS):
     side by side in one crop (L = 1), or with its rows apart, left to right (normalize_rows, L = 2); a crop of
-    fewer rows than the widest is zero past them (plates.recognition.rows reads them: crop_rows says how many)."""
+    fewer rows than the widest is zero past them (plates.recognition.rows reads them: crop_rows says how many). A
+    one-line plate of a nonzero tilt in `tilts` (None: none; box_tilts) is cut levelled (level_cuts)."""
     if len(boxes) == 0:
         return np.zeros((0, 3, CROP_HEIGHT, CROP_WIDTH), dtype=np.float32)
     two_line = normalize_rows if two_line_layout(layout) == "rows" else normalize_two_line
     plate_lines = np.ones(len(boxes), np.int64) if lines is None else np.asarray(lines)
-    crops = cut_crops(image, boxes, crop_variants)
+    levelled = None if tilts is None else np.where(plate_lines == 1, np.asarray(tilts, np.float32), 0.0)
+    crops = cut_crops(image, boxes, crop_variants, levelled)
     normalized = [
         two_line(crop) if n == 2 else normalize(crop)
         for crop, n in zip(crops, np.repeat(plate_lines, len(crop_variants)))
