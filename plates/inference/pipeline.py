@@ -139,10 +139,17 @@ def row_logits(infer: Infer, rows: torch.Tensor, two_line: np.ndarray, settings:
     return logits
 
 
-def read_cuts(infer: Infer, crops: torch.Tensor, lines: np.ndarray, settings: RecognitionSettings) -> list[Reading]:
+def read_cuts(
+    infer: Infer,
+    crops: torch.Tensor,
+    lines: np.ndarray,
+    settings: RecognitionSettings,
+    plate_of: np.ndarray | None = None,
+) -> list[Reading]:
     """One reading per way to read a plate from its crops (of `lines` rows each, each cut the same number of ways,
     one after the other, a two-line plate's rows apart in each): the vote of all its cuts, or of its first look
-    where that decides it."""
+    where that decides it, or where the first look of another way of its plate (`plate_of`: each way's plate; None:
+    one way a plate) does."""
     plates = len(lines)
     per_plate = crops.shape[0] // plates
     rows_of_cut = np.repeat(lines, per_plate)
@@ -172,6 +179,11 @@ def read_cuts(infer: Infer, crops: torch.Tensor, lines: np.ndarray, settings: Re
     firsts = [[by_cut[index] for index in cuts_of(plate, look.cuts)] for plate in range(plates)]
     looks = [vote(readings, len(readings))[0] for readings in firsts]
     undecided = [plate for plate in range(plates) if not look.decides(firsts[plate], looks[plate])]
+    if plate_of is not None:
+        # A plate read well one way (upright, say) needs no more cuts of its other ways (levelled): the likelier
+        # reading stands, and their rest would cost another call to the reader for the photo.
+        settled = {int(plate_of[way]) for way in range(plates) if look.settles(firsts[way], looks[way])}
+        undecided = [way for way in undecided if int(plate_of[way]) not in settled]
     rest = [index for plate in undecided for index in cuts_of(plate, range(per_plate)) if index not in by_cut]
     if rest:
         by_cut.update(zip(rest, read(rest)))
@@ -185,10 +197,12 @@ def read_ways(
     infer: Infer, crops: torch.Tensor, rows: np.ndarray, plate_of: np.ndarray, settings: RecognitionSettings
 ) -> tuple[list[int], list[Reading]]:
     """Each plate's reading, and the way it was read (an index into yolo's ways, plates.recognition.layouts): its
-    first way; and its other ways where the first reads under `settings.other_ways_below`, then the likeliest. A way
-    that reads under `settings.inverted_below` is read again with its light and dark swapped, and that reading stands
-    where it reads at least as much, and more than the first: white characters on a blue (police), black (military)
-    or red (diplomatic) plate then read as the dark ones of the white plates the recognizers learnt most from."""
+    first way; and its other ways where the first reads under `settings.other_ways_below` (all at once where that is
+    1), then the likeliest; a way needs no more cuts read where another way's first look settles its plate. A way
+    of a plate that no way reads at `settings.inverted_below` or more is read again with its light and dark swapped,
+    and that reading stands where it reads at least as much, and more than the first: white characters on a blue
+    (police), black (military) or red (diplomatic) plate then read as the dark ones of the white plates the
+    recognizers learnt most from."""
     per_way = crops.shape[0] // len(rows)
 
     def read(ways: list[int], inverted: bool = False) -> dict[int, Reading]:
@@ -198,15 +212,28 @@ def read_ways(
             cuts = [way * per_way + cut for way in ways for cut in range(per_way)]
             chosen = crops[torch.tensor(cuts, device=crops.device)]
         # Crops are scaled to [-1, 1], so negating one swaps its light and dark (zero past a crop's rows stays zero).
-        return dict(zip(ways, read_cuts(infer, -chosen if inverted else chosen, rows[ways], settings)))
+        readings = read_cuts(infer, -chosen if inverted else chosen, rows[ways], settings, plate_of[ways])
+        return dict(zip(ways, readings))
 
     first = np.flatnonzero(np.diff(plate_of, prepend=-1) > 0).tolist()
+    if settings.other_ways_below >= 1:
+        # No reading clears 1, so every way is read: in one call with the first ways, not in a second after them.
+        first = list(range(len(rows)))
     readings = read(first)
     doubtful = {int(plate_of[way]) for way in first if readings[way].confidence < settings.other_ways_below}
     others = [way for way in range(len(rows)) if way not in readings and int(plate_of[way]) in doubtful]
     if others:
         readings.update(read(others))
-    dark = [way for way in sorted(readings) if readings[way].confidence < settings.inverted_below]
+    # Only the ways of a plate no way reads well: one read well upright is not read again negated where its
+    # levelled way reads poorly.
+    read_well = {
+        int(plate_of[way]) for way, reading in readings.items() if reading.confidence >= settings.inverted_below
+    }
+    dark = [
+        way
+        for way in sorted(readings)
+        if readings[way].confidence < settings.inverted_below and int(plate_of[way]) not in read_well
+    ]
     if dark:
         for way, reading in read(dark, inverted=True).items():
             # The swapped reading stands only where it clears the bar itself: where neither reads the plate well,

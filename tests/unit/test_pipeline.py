@@ -377,6 +377,23 @@ def test_a_plates_other_ways_are_read_only_where_its_first_way_reads_it_under_ot
     assert models.by_model["lprnet_rows"] == ["H701", "HE27"] * 2
 
 
+def test_every_way_of_every_plate_is_read_in_one_call_where_other_ways_below_is_1():
+    # Plate 0 read two ways, as yolo's level_below gives a tilted plate (upright A123BC77, levelled X1, no plate):
+    # both go to the reader in one batch with plate 1's one way, so a tilted plate costs no second round of calls,
+    # and the likelier stands.
+    models = RowModels([["A123BC77"], ["X1"], ["B123AB77"]], plate_of=[0, 0, 1])
+    calls = []
+
+    def counted(model, inputs, outputs):
+        calls.append(model)
+        return models(model, inputs, outputs)
+
+    plates = recognize(PHOTO, counted, RecognitionSettings(max_batch_size=32, other_ways_below=1.0))
+    assert plates.texts == ["A123BC77", "B123AB77"]
+    assert calls == ["yolo", "stn", "lprnet"]
+    assert models.by_model["lprnet"] == ["A123BC77", "A123BC77", "X1", "X1", "B123AB77", "B123AB77"]
+
+
 class DarkPlateModels(RowModels):
     """lprnet reads a row whose crop was negated (its light and dark swapped) as `dark_texts[n]`."""
 
@@ -408,3 +425,33 @@ def test_no_plate_is_read_negated_where_inverted_below_is_0():
     models = DarkPlateModels([["7", "C"]], dark=[["7414", "CK60"]])
     plates = recognize(PHOTO, models, RecognitionSettings(max_batch_size=32, two_line_model="lprnet_rows"))
     assert plates.texts == [""] and not any("negated" in model for model in models.by_model)
+
+
+class DoubtfulRowModels(RowModels):
+    """lprnet reads a row whose text ends in "?" as that text, barely."""
+
+    def __call__(self, model, inputs, outputs):
+        if model != "lprnet":
+            return super().__call__(model, inputs, outputs)
+        texts = [self.row_texts[int(n)] for n in inputs["input__0"][:, 0, 0, 0]]
+        self.by_model.setdefault(model, []).extend(texts)
+        return {"output__0": torch.stack([logits_reading(t.rstrip("?"), 2.0 if "?" in t else 5.0) for t in texts])}
+
+
+def test_a_plate_settled_by_one_ways_first_look_reads_no_more_cuts_of_its_other_ways():
+    # Plate 0 upright reads A123BC77 from its first cut; levelled, its first cut reads A123BC78 barely, unsettled: its
+    # second cut is not read, since the plate is settled. Plate 1's only way reads B123AB77 barely: both its cuts are.
+    models = DoubtfulRowModels([["A123BC77"], ["A123BC78?"], ["B123AB77?"]], plate_of=[0, 0, 1])
+    settings = RecognitionSettings(max_batch_size=32, first_look=FirstLook((0,), 0.3), other_ways_below=1.0)
+    plates = recognize(PHOTO, models, settings)
+    assert plates.texts[0] == "A123BC77"
+    assert models.by_model["lprnet"] == ["A123BC77", "A123BC78?", "B123AB77?", "B123AB77?"]
+
+
+def test_a_plate_read_well_one_way_is_not_read_negated_its_other_way():
+    models = DarkPlateModels([["A123BC77"], ["X1"], ["B8"]], dark=[["A1"], ["X2"], ["B123AB77"]])
+    models.plate_of = [0, 0, 1]
+    settings = RecognitionSettings(max_batch_size=32, inverted_below=0.3, other_ways_below=1.0)
+    plates = recognize(PHOTO, models, settings)
+    assert plates.texts == ["A123BC77", "B123AB77"]
+    assert models.by_model["lprnet negated"] == ["B123AB77"] * 2  # plate 1 alone, both its cuts
