@@ -30,7 +30,7 @@ from plates.inference.model_config import (
     yes_no,
 )
 from plates.photos.pixels import check_image
-from plates.recognition.crops import crop_rows, prepare_crops, two_line_layout, variants
+from plates.recognition.crops import box_tilts, crop_rows, prepare_crops, two_line_layout, variants
 from plates.recognition.layouts import ways_to_read
 
 
@@ -83,6 +83,7 @@ class DetectorModel:
         )
         self.two_line_layout = config.parameter("two_line_layout", two_line_layout, default="side-by-side")
         self.two_line_aspect = config.parameter("two_line_aspect", nonnegative_float, default=0.0)
+        self.level_below = config.parameter("level_below", nonnegative_float, default=0.0)
         threads = config.parameter("threads", nonnegative_int, default=0)
         cuda_graphs = config.parameter("cuda_graphs", yes_no, default=False)
         try:
@@ -107,8 +108,9 @@ class DetectorModel:
         """The model's outputs, one of each for every way to read a plate (ways_to_read), plate by plate: its crops
         (its variants one after the other), box, the plate's score, the rows of 94x24 each crop holds, and the plate
         it reads."""
-        ways = ways_to_read(detections.boxes, detections.lines, self.two_line_aspect, pixels.shape[0])
-        crops = prepare_crops(pixels, ways.boxes, self.crop_variants, ways.rows, self.two_line_layout)
+        tilts = box_tilts(pixels, detections.boxes, detections.lines, self.level_below)
+        ways = ways_to_read(detections.boxes, detections.lines, self.two_line_aspect, pixels.shape[0], tilts)
+        crops = prepare_crops(pixels, ways.boxes, self.crop_variants, ways.rows, self.two_line_layout, ways.tilts)
         return {
             "output__0": torch.from_numpy(crops).to(self.device),
             "output__1": torch.from_numpy(ways.boxes).to(self.device),

@@ -37,7 +37,7 @@ def test_a_plate_the_detector_calls_two_line_is_read_once_as_two_rows():
 
 def test_no_box_no_reading():
     ways = ways_to_read(np.zeros((0, 4), np.float32), np.zeros(0, np.int64), 3.0, height=300)
-    assert ways.plate_of.shape == ways.rows.shape == (0,) and ways.boxes.shape == (0, 4)
+    assert ways.plate_of.shape == ways.rows.shape == ways.tilts.shape == (0,) and ways.boxes.shape == (0, 4)
 
 
 def reading(text, score):
@@ -60,3 +60,16 @@ def test_the_likeliest_reading_of_a_plate_stands_and_the_first_where_they_tie():
 def test_a_plate_no_reading_covers_is_an_error_not_a_blank():
     with pytest.raises(ValueError, match="every plate from 0 on must have one"):
         likeliest([reading("A123BC77", 0.9)], [1])
+
+
+def test_a_tilted_one_line_plate_is_read_upright_and_levelled():
+    ways = ways_to_read(BOXES, np.array([1, 1, 2]), 0.0, height=300, tilts=[0.0, -12.0, 9.0])
+    # Plate 1 is read a second time levelled by its tilt; a two-line plate never is.
+    assert ways.plate_of.tolist() == [0, 1, 1, 2] and ways.rows.tolist() == [1, 1, 1, 2]
+    assert ways.tilts.tolist() == [0, 0, -12, 0]
+    assert np.array_equal(ways.boxes[1], ways.boxes[2])
+
+
+def test_no_way_is_levelled_where_no_plate_is_tilted():
+    ways = ways_to_read(BOXES, np.ones(3, np.int64), 3.0, height=300)
+    assert not ways.tilts.any() and len(ways.tilts) == len(ways.plate_of)

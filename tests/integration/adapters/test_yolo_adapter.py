@@ -1,6 +1,7 @@
 import json
 import shutil
 
+import cv2
 import numpy as np
 import pytest
 from model_adapters import REPOSITORY, config_json
@@ -221,10 +222,11 @@ def test_served_detector_runs_on_openvino_in_int8():
     assert parameters["precision"]["string_value"] == "int8"
 
 
-def with_layout(layout, aspect="2.5"):
+def with_layout(layout, aspect="2.5", level_below="0"):
     config = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))
     config["parameters"]["two_line_layout"] = {"string_value": layout}
     config["parameters"]["two_line_aspect"] = {"string_value": aspect}
+    config["parameters"]["level_below"] = {"string_value": level_below}
     return json.dumps(config)
 
 
@@ -266,6 +268,30 @@ def test_yolo_cuts_a_square_box_of_a_one_class_detector_both_ways(
         assert outputs["output__1"][2, 1] < 100 and outputs["output__1"][3, 3] > 140
         one, two = crops[len(SERVED_VARIANTS)], crops[2 * len(SERVED_VARIANTS)]
         assert np.any(one[..., :94] != two[..., :94]) and not np.any(one[..., 94:]) and np.any(two[..., 94:])
+
+
+def test_yolo_cuts_a_box_of_a_tilted_plates_shape_upright_and_levelled(load_adapter, yolo_repository):
+    from plates.detection.detector import Detections
+
+    adapter = load_yolo(load_adapter, yolo_repository, with_layout("rows", "0", "3"))
+    # A grey frame with a bright band climbing through the second box: a tilted plate for the tilt to find.
+    pixels = np.full((300, 400, 3), 60, np.uint8)
+    cv2.line(pixels, (205, 135), (295, 105), (230, 230, 230), 14)
+    boxes = np.array([[10, 10, 150, 50], [200, 100, 300, 140]], np.float32)  # 3.5 and 2.5 times as wide as tall
+    outputs = adapter.model.cut(pixels, Detections(boxes, np.array([0.9, 0.8], np.float32)))
+    assert outputs["output__4"].tolist() == [0, 1, 1] and outputs["output__3"].tolist() == [1, 1, 1]
+    assert outputs["output__1"][1].tolist() == outputs["output__1"][2].tolist() == boxes[1].tolist()
+    crops = outputs["output__0"].numpy()
+    assert not np.array_equal(crops[len(SERVED_VARIANTS)], crops[2 * len(SERVED_VARIANTS)])
+
+
+def test_served_levelling_is_the_measured_one():
+    # docs/recognizer.md's figures for levelling: boxes under 3 times as wide as tall, their levelled way read where
+    # the upright one reads under 0.8.
+    yolo = json.loads(config_json(REPOSITORY / "yolo" / "config.pbtxt"))["parameters"]
+    reading = json.loads(config_json(REPOSITORY / "plate_recognition" / "config.pbtxt"))["parameters"]
+    assert float(yolo["level_below"]["string_value"]) == 3.0
+    assert float(reading["other_ways_below"]["string_value"]) == 0.8
 
 
 def test_yolo_refuses_a_negative_two_line_aspect(load_adapter, yolo_repository):
