@@ -11,9 +11,8 @@ cannot choose for it: a square plate's text has a one-line plate's format.
 
 A one-line plate whose box is less than `level_below` times as wide as tall is tilted, or seen from aside: where its
 cut shows a tilt (plates.recognition.crops.box_tilts), it is read as boxed and levelled, and the likelier reading
-stands. Levelled alone, a
-plate the estimate tilted wrongly (a close-up in perspective, a blank plate) lost its reading; read both ways, none
-did (docs/recognizer.md).
+stands. Levelled alone, a plate the estimate tilted wrongly (a close-up in perspective, a blank plate) lost its
+reading; read both ways, none did (docs/recognizer.md).
 """
 
 from __future__ import annotations

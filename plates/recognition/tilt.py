@@ -20,7 +20,7 @@ PLATE_ASPECT = 520 / 112  # GOST R 50577's one-line plate, type 1: 520x112 mm
 TILT_MARGIN = 5.0
 MOST_TILT = 35.0
 # The estimate is made on the cut shrunk to this many pixels on its longer side: a row's sum needs no more, and the
-# search warps the cut once per degree.
+# search warps the cut once for each angle it tries (every COARSE_STEP degrees, then each degree near the best).
 ESTIMATE_SIDE = 96
 COARSE_STEP = 3
 
