@@ -18,90 +18,38 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-import requests
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from baseline import baseline_python, busy_beside  # noqa: E402
+from baseline import baseline_python, busy_beside, serving  # noqa: E402
 from conftest import SAMPLES  # noqa: E402
 
 from plates.client.retry import NO_RETRY  # noqa: E402
 from plates.client.service import PlatesClient  # noqa: E402
-from plates.server.launcher import free_port  # noqa: E402
 
-# Run by the tree's own python: its launcher, its model repository (built on the first run), its flags.
-BARE_SERVER = """
-import signal, sys
-try:
-    from plates.build.repository import is_built, rebuild
-except ImportError:  # a checkout from before the rooms of plates/ (82d3cc0 and older)
-    from plates.export import is_built, rebuild
-from plates.server.launcher import LocalServer
-if not is_built():
-    rebuild()
-server = LocalServer(http_port=int(sys.argv[1]), grpc_port=int(sys.argv[2]), metrics_port=int(sys.argv[3]))
-signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-try:
-    server.start(wait_until_ready=False)
-    signal.pause()
-finally:
-    server.stop()
-"""
 WARMUP = 3
 
 
 def first_and_steady(tree: Path, python: str, photo: bytes, measured: int, serve: bool) -> tuple[float, float, float]:
     """A server of `tree` started: seconds to ready, the first request's ms and the steady p50's."""
-    ports = {name: free_port() for name in ("http", "grpc", "metrics", "gateway")}
-    if serve:
-        flags = [f"--{name}-port={port}" for name, port in ports.items()]
-        command = [python, "-m", "plates.cli.main", "serve", *flags]
-    else:
-        command = [python, "-c", BARE_SERVER, *(str(ports[name]) for name in ("http", "grpc", "metrics"))]
-    server = subprocess.Popen(command, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    started = time.monotonic()
-    try:
-        with (
-            PlatesClient(f"localhost:{ports['http']}", timeout=60, retry=NO_RETRY) as client,
-            requests.Session() as web,
-        ):
-            readyz = f"http://127.0.0.1:{ports['gateway']}/readyz"
-            while True:
-                try:
-                    if web.get(readyz, timeout=5).status_code == 200 if serve else client.ready():
-                        break
-                except Exception:  # no server listening yet
-                    pass
-                if server.poll() is not None or time.monotonic() - started > 900:
-                    raise SystemExit(f"the server of {tree} did not become ready")
-                time.sleep(0.05)
-            ready_s = time.monotonic() - started
+    with serving(tree, python, serve) as served, PlatesClient(served.url, timeout=60, retry=NO_RETRY) as client:
+        ready_s = served.wait_ready(client)
+        sent = time.perf_counter()
+        client.recognize(photo)
+        first_ms = (time.perf_counter() - sent) * 1000
+        for _ in range(WARMUP):
+            client.recognize(photo)
+        steady = []
+        for _ in range(measured):
             sent = time.perf_counter()
             client.recognize(photo)
-            first_ms = (time.perf_counter() - sent) * 1000
-            for _ in range(WARMUP):
-                client.recognize(photo)
-            steady = []
-            for _ in range(measured):
-                sent = time.perf_counter()
-                client.recognize(photo)
-                steady.append((time.perf_counter() - sent) * 1000)
-        return ready_s, first_ms, statistics.median(steady)
-    finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(90)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+            steady.append((time.perf_counter() - sent) * 1000)
+    return ready_s, first_ms, statistics.median(steady)
 
 
 def main(argv: list[str] | None = None) -> int:
