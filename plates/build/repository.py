@@ -8,6 +8,7 @@ committed.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import shutil
@@ -67,6 +68,8 @@ def load_network(network_class: type[torch.nn.Module], checkpoint: Path) -> torc
 def trace_checked(network: torch.nn.Module, name: str, seed: int = 0) -> torch.jit.ScriptModule:
     """Trace on a batch of 2 and prove the trace matches eager on a batch of 5, so the batch size stays dynamic."""
     generator = torch.Generator().manual_seed(seed)
+    # Weights channels last, as LPRNet's activations are: the served network takes them without reordering.
+    network = copy.deepcopy(network).to(memory_format=torch.channels_last)
     with torch.no_grad():
         traced = torch.jit.trace(network, torch.randn(2, 3, 24, 94, generator=generator))
         probe = torch.randn(5, 3, 24, 94, generator=generator)

@@ -64,6 +64,19 @@ def test_traced_networks_match_eager_for_any_batch_size(networks):
             assert torch.allclose(traced(batch), network(batch), atol=1e-4)
 
 
+def test_traced_networks_run_channels_last_and_answer_contiguous_tensors(networks):
+    # Channels last is what makes them fast on CPU; Triton takes their outputs as flat buffers.
+    for network in networks:
+        traced = trace_checked(network, "network")
+        convolutions = [p for p in traced.parameters() if p.dim() == 4 and p.shape[-1] * p.shape[-2] > 1]
+        assert convolutions
+        assert all(p.is_contiguous(memory_format=torch.channels_last) for p in convolutions)
+        with torch.no_grad():
+            assert traced(torch.randn(3, 3, 24, 94)).is_contiguous()
+    # The caller's network stays as it was: training goes on with its own layout.
+    assert all(p.is_contiguous() for network in networks for p in network.parameters())
+
+
 def test_lprnet_reads_a_plate_the_same_whatever_is_batched_with_it(networks):
     # Triton's dynamic batching joins requests: one plate's logits must not depend on the others.
     _, lprnet = networks
