@@ -102,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--score", nargs="*", default=[], metavar="MANIFEST", help="manifests scored, read once")
     parser.add_argument("--rounds", type=int, default=3, help="times each --time photo is sent to each (default 3)")
     parser.add_argument("--no-plate", type=Path, default=SAMPLES / "cat.jpeg", help="enlarged to the no-plate frame")
+    parser.add_argument("--slowest", type=int, default=0, metavar="N", help="list the N photos that slowed most")
     args = parser.parse_args(argv)
     if not args.time and not args.score:
         parser.error("give manifests to --time, --score or both")
@@ -119,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
 
         answers: dict[tuple[str, str], list[Plate]] = {}
         times: dict[tuple[str, bool], list[float]] = {(name, f): [] for name in NAMES for f in (False, True)}
+        by_photo: dict[tuple[str, str], list[float]] = {}
         timed = list(dict.fromkeys(photo.image for path in args.time for photo in manifests[path]))
         scored = [image for image in dict.fromkeys(files) if image not in set(timed)]
         for round_ in range(max(1, args.rounds) if timed else 0):
@@ -129,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                     plates = clients[name].recognize(frame if image is None else files[image])
                     times[name, image is None].append(time.perf_counter() - started)
                     if image is not None:
+                        by_photo.setdefault((name, image), []).append(time.perf_counter() - started)
                         answers.setdefault((name, image), plates)
             print(f"round {round_ + 1}: {len(timed)} photos and {FRAMES_PER_ROUND} frames", flush=True)
         for number, image in enumerate(scored):
@@ -160,6 +163,13 @@ def main(argv: list[str] | None = None) -> int:
         for frames, what in ((False, "photos"), (True, "no-plate 1920x1080 frame")):
             (p50, p90), (q50, q90) = (percentiles(times[name, frames]) for name in NAMES)
             print(f"  {what}: baseline p50 {p50:.1f} ms, p90 {p90:.1f} ms; this {q50 / p50:.3f}, {q90 / p90:.3f} of it")
+        if args.slowest:
+            # Each photo's median over its rounds: where the p90's extra time comes from.
+            medians = {key: float(np.median(seconds)) * 1000 for key, seconds in by_photo.items()}
+            slowed = sorted(timed, key=lambda image: medians["baseline", image] - medians["this", image])
+            print(f"  the {args.slowest} photos that slowed most, median ms (baseline, this):")
+            for image in slowed[: args.slowest]:
+                print(f"    {medians['baseline', image]:6.1f} {medians['this', image]:6.1f}  {image}")
     return 0
 
 
