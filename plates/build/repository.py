@@ -28,6 +28,9 @@ from plates.nets import LPRNet, SpatialTransformer
 # pulls new weights has a repository of the old ones: `plates serve` builds it again rather than serve them.
 BUILD_RECORD = "built_from.json"
 TRACE_TOLERANCE = 1e-4
+# How the build traces the recognizers, recorded with what it built: a repository traced another way (before their
+# weights and activations were channels last) reads the same plates, slower, and is built again.
+TRACES = "channels-last"
 INSTANCE_KINDS = {"auto": "KIND_AUTO", "gpu": "KIND_GPU", "cpu": "KIND_CPU"}
 DETECTOR_FILE = DETECTOR_FILES["torch"]
 # The recognizer's weight files, by name: this project's own (convert/train_recognizer.py, in weights/), or the
@@ -154,7 +157,11 @@ def out_of_date(repository: Path = DEFAULT_REPOSITORY) -> str | None:
     changed = [
         name for name, sha256 in weights.items() if name not in WEIGHT_FILES or WEIGHT_FILES[name].sha256 != sha256
     ]
-    return f"{', '.join(changed)} changed since it was built" if changed else None
+    if changed:
+        return f"{', '.join(changed)} changed since it was built"
+    if build_record(repository).get("traces") != TRACES:
+        return f"its recognizers were traced as an older build traced them, not {TRACES}"
+    return None
 
 
 def is_built(repository: Path = DEFAULT_REPOSITORY) -> bool:
@@ -270,7 +277,10 @@ def build_model_repository(
     }
     # find_weights checked each file against the SHA-256 the project names for it
     record.write_text(
-        json.dumps({"weights": {name: WEIGHT_FILES[name].sha256 for name in sources}, "settings": settings}, indent=2)
+        json.dumps(
+            {"weights": {name: WEIGHT_FILES[name].sha256 for name in sources}, "settings": settings, "traces": TRACES},
+            indent=2,
+        )
         + "\n"
     )
     networks = [files.detector, files.onnx, rows_file, files.int8] if cpu_exports else [files.detector, rows_file]

@@ -7,6 +7,7 @@ from plates.build import repository as export
 from plates.build.paths import PROJECT_ROOT
 from plates.build.repository import (
     BUILD_RECORD,
+    TRACES,
     build_model_repository,
     generated_files,
     is_built,
@@ -139,7 +140,7 @@ def built_as_if(repository, weights: dict[str, str], settings: dict | None = Non
     for path in generated_files(repository):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch()
-    record = {"weights": weights, **({"settings": settings} if settings else {})}
+    record = {"weights": weights, **({"settings": settings} if settings else {}), "traces": TRACES}
     (repository / BUILD_RECORD).write_text(json.dumps(record))
     return repository
 
@@ -154,6 +155,14 @@ def test_a_repository_built_from_weights_the_project_no_longer_names_is_out_of_d
     assert out_of_date(built_as_if(tmp_path / "gone", {"retired.pt": "0" * 64})) == (
         "retired.pt changed since it was built"
     )
+
+
+def test_a_repository_traced_as_an_older_build_traced_is_out_of_date(tmp_path):
+    # Its recognizers read the same plates, slower: `plates serve` builds it again.
+    now = {"plates_stn.pt": WEIGHT_FILES["plates_stn.pt"].sha256}
+    repository = built_as_if(tmp_path / "a", now)
+    (repository / BUILD_RECORD).write_text(json.dumps({"weights": now}))
+    assert out_of_date(repository) == f"its recognizers were traced as an older build traced them, not {TRACES}"
 
 
 def test_a_repository_with_a_file_missing_or_no_readable_record_is_out_of_date(tmp_path):
