@@ -42,7 +42,7 @@ from plates.client.retry import NO_RETRY  # noqa: E402
 from plates.client.service import Plate, PlatesClient  # noqa: E402
 from plates.evaluation.manifests import LabelledPhoto, load_manifest  # noqa: E402
 from plates.evaluation.report import format_summary  # noqa: E402
-from plates.evaluation.scoring import evaluate  # noqa: E402
+from plates.evaluation.scoring import Report, evaluate  # noqa: E402
 from plates.server import candidates  # noqa: E402
 
 WARMUP = 3
@@ -50,15 +50,14 @@ FRAMES_PER_ROUND = 10
 NAMES = ("baseline", "this")
 
 
-def found_texts(photos: list[LabelledPhoto], predictions: list[list[Plate]]) -> Counter:
-    """(photo, text) of every labelled text read end to end, counted as plates.evaluation.scoring counts them."""
+def found_texts(photos: list[LabelledPhoto], report: Report) -> Counter:
+    """(photo, text) of every labelled text read end to end: the photo's texts but those `report` (its scoring)
+    did not find."""
+    not_found = {errors.image: Counter(e["expected"] for e in errors.texts_not_found) for errors in report.errors}
     found: Counter = Counter()
-    for photo, plates in zip(photos, predictions):
-        available = Counter(plate.text for plate in plates if plate.text is not None)
-        for text in photo.texts:
-            if available[text] > 0:
-                available[text] -= 1
-                found[photo.label, text] += 1
+    for photo in photos:
+        for text, count in (Counter(photo.texts) - not_found.get(photo.label, Counter())).items():
+            found[photo.label, text] += count
     return found
 
 
@@ -129,9 +128,10 @@ def main(argv: list[str] | None = None) -> int:
                 for name in order:
                     started = time.perf_counter()
                     plates = clients[name].recognize(frame if image is None else files[image])
-                    times[name, image is None].append(time.perf_counter() - started)
+                    took = time.perf_counter() - started
+                    times[name, image is None].append(took)
                     if image is not None:
-                        by_photo.setdefault((name, image), []).append(time.perf_counter() - started)
+                        by_photo.setdefault((name, image), []).append(took)
                         answers.setdefault((name, image), plates)
             print(f"round {round_ + 1}: {len(timed)} photos and {FRAMES_PER_ROUND} frames", flush=True)
         for number, image in enumerate(scored):
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in NAMES:
             predictions = [answers[name, photo.image] for photo in photos]
             report = evaluate(photos, predictions)
-            found[name] = found_texts(photos, predictions)
+            found[name] = found_texts(photos, report)
             print(f"  {name:8}: {format_summary(report)}")
             for line in report.misreads.format():
                 print(f"            {line}")
