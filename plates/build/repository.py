@@ -151,7 +151,8 @@ def out_of_date(repository: Path = DEFAULT_REPOSITORY) -> str | None:
     missing = [path for path in generated_files(repository) if not path.is_file()]
     if missing:
         return f"{missing[0]} is missing"
-    weights = build_record(repository).get("weights")
+    record = build_record(repository)
+    weights = record.get("weights")
     if not isinstance(weights, dict) or not weights:
         return f"{repository / BUILD_RECORD} names no weights"
     changed = [
@@ -159,7 +160,7 @@ def out_of_date(repository: Path = DEFAULT_REPOSITORY) -> str | None:
     ]
     if changed:
         return f"{', '.join(changed)} changed since it was built"
-    if build_record(repository).get("traces") != TRACES:
+    if record.get("traces") != TRACES:
         return f"its recognizers were traced as an older build traced them, not {TRACES}"
     return None
 

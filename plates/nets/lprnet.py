@@ -96,8 +96,8 @@ class LPRNet(nn.Module):
         self.container = nn.Conv2d(context_channels, num_classes, kernel_size=1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        # Channels last from the first convolution to the last: on CPU (oneDNN) the served network ran in 0.75 to
-        # 0.85 of the time it took with the channels first between its pools (docs/performance.md, Latency), where
+        # Channels last from the first convolution to the last: on CPU (oneDNN) the served network ran in 0.78 to
+        # 0.87 of the time it took with the channels first between its pools (docs/performance.md, Latency), where
         # every pool turned them back and the next convolution again. Its weights are channels last too where the
         # build traces it (plates.build.repository.trace_checked).
         x = x.contiguous(memory_format=torch.channels_last)
