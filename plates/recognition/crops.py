@@ -18,7 +18,8 @@ docs/recognizer.md) reads it better without one (its 15 cuts vote B840CK197 unsh
 
 Only each plate's neighbourhood of that frame is made: the region its cuts cover, resized from whole blocks of the
 photo (pixels that become a whole number of frame pixels and read no
-pixel outside), so the cuts are those of the whole rescaled frame, pixel for pixel.
+pixel outside), so the cuts are those of the whole rescaled frame, pixel for pixel. A plate whose every cut is wider
+than SHRUNK_CUT_WIDTH, which `fit` averages down anyway, is cut at that width from the photo's own pixels instead.
 """
 
 from __future__ import annotations
@@ -84,6 +85,14 @@ def scale_pixels(bgr: np.ndarray) -> np.ndarray:
 # only blurs. car.jpg's 38 px plate, 100 px wide in the frame, read B840OK197 averaged in 4 of 6 frames of the test
 # video and in 2 of 6 cubically; the 2,424 plates read by eye read the same at 1.25 and 1.5 (docs/recognizer.md).
 AVERAGE_BEYOND = 1.5
+
+
+# A cut wider than this in the frame is averaged down to the reader's crop anyway (fit), so it is cut at this width
+# from the photo's own pixels (frame_patch), not from a neighbourhood of the frame: a close-up's plate 1,900 frame px
+# wide made 6 to 13 ms of frame pixels only to be averaged away. At three times the crop's width (twice read the
+# test plates' B994YX35 levelled as B994YX34), its 94x24 crop differs from the frame's by 2 levels of 255 on average
+# over 276 cuts that wide in 150 rfplates scenes; docs/performance.md measures what it reads.
+SHRUNK_CUT_WIDTH = 3 * CROP_WIDTH
 
 
 def fit(cut_bgr: np.ndarray, average_beyond: float = AVERAGE_BEYOND) -> np.ndarray:
@@ -225,7 +234,8 @@ def cut_crops(
 ) -> list[np.ndarray]:
     """BGR cuts of the photo rescaled to REFERENCE_FRAME for the boxes `boxes` ([N, 4]
     in image pixels), the variants of box 0 first: what prepare_crops normalizes. A box of a nonzero tilt in `tilts`
-    (None: none; box_tilts) is cut levelled (level_cuts)."""
+    (None: none; box_tilts) is cut levelled (level_cuts); one whose every cut is wider than SHRUNK_CUT_WIDTH is cut
+    shrunk, its narrowest cut that wide."""
     crops = []
     for number, box in enumerate(frame_boxes(image, boxes)):
         if tilts is not None and tilts[number]:
@@ -233,9 +243,27 @@ def cut_crops(
             continue
         bounds = [crop_bounds(box, variant, *REFERENCE_FRAME) for variant in crop_variants]
         lefts, tops, rights, bottoms = zip(*bounds)
+        narrowest = min(right - left for left, _, right, _ in bounds)
+        if narrowest > SHRUNK_CUT_WIDTH:
+            crops += _shrunk_cuts(image, bounds, SHRUNK_CUT_WIDTH / narrowest)
+            continue
         region, x, y = _neighbourhood(image, min(lefts), min(tops), max(rights), max(bottoms))
         crops += [region[top - y : bottom - y, left - x : right - x] for left, top, right, bottom in bounds]
     return crops
+
+
+def _shrunk_cuts(image: np.ndarray, bounds: Sequence[tuple[int, int, int, int]], scale: float) -> list[np.ndarray]:
+    """The cuts of REFERENCE_FRAME's `bounds` (left, top, right, bottom) at `scale` times the frame's resolution, cut
+    from one patch of the pixels under them all (frame_patch)."""
+    lefts, tops, rights, bottoms = zip(*bounds)
+    region, x, y = frame_patch(image, (min(lefts), min(tops), max(rights), max(bottoms)), scale)
+    cuts = []
+    for left, top, right, bottom in bounds:
+        column, row = max(0, round(left * scale - x)), max(0, round(top * scale - y))
+        cuts.append(
+            region[row : max(row + 1, round(bottom * scale - y)), column : max(column + 1, round(right * scale - x))]
+        )
+    return cuts
 
 
 def frame_boxes(image: np.ndarray, boxes: np.ndarray) -> np.ndarray:
@@ -319,9 +347,8 @@ def level_cuts(
     left, top = max(0, math.floor(centre_x - reach)), max(0, math.floor(centre_y - reach))
     right = min(frame_width, math.ceil(centre_x + reach))
     bottom = min(frame_height, math.ceil(centre_y + reach))
-    # A plate wider than the reader's crop is averaged down to it anyway (fit): cut at three times the crop's width,
-    # it is turned and cut in a fraction of the pixels (at twice, B994YX35 of the test plates read B994YX34).
-    shrink = min(1.0, 3 * CROP_WIDTH / plate_width)
+    # Turned and cut in a fraction of the pixels where wide (SHRUNK_CUT_WIDTH).
+    shrink = min(1.0, SHRUNK_CUT_WIDTH / plate_width)
     region, x, y = frame_patch(image, (left, top, right, bottom), shrink)
     centre = (centre_x * shrink - x, centre_y * shrink - y)
     turn = cv2.getRotationMatrix2D(centre, angle, 1.0)

@@ -8,6 +8,7 @@ from plates.recognition.crops import (
     CROP_WIDTH,
     DEFAULT_VARIANTS,
     REFERENCE_FRAME,
+    SHRUNK_CUT_WIDTH,
     CropVariant,
     _source_span,
     crop_box,
@@ -159,3 +160,16 @@ def test_neighbourhood_cuts_are_the_whole_frame_cuts(width, height):
         ]
     ) * np.array([width, height] * 2)
     assert_same_cuts(noise, boxes)
+
+
+@pytest.mark.parametrize("size", [(780, 439), (480, 480), (1600, 1200), REFERENCE_FRAME, (3840, 2160)])
+def test_a_wide_cut_is_cut_shrunk_and_reads_as_the_frames_cut(samples, size):
+    # car.jpg's plate and grille, 150 px of 780: 369 frame px wide, enlarged into the frame or shrunk.
+    photo = cv2.resize(read_image(samples / "car.jpg"), size, interpolation=cv2.INTER_AREA)
+    box = np.array([[40, 300, 190, 370]], np.float32) * np.array([size[0] / 780, size[1] / 439] * 2, np.float32)
+    cuts, whole = cut_crops(photo, box, DEFAULT_VARIANTS), whole_frame_cuts(photo, box, DEFAULT_VARIANTS)
+    assert min(cut.shape[1] for cut in cuts) == SHRUNK_CUT_WIDTH
+    assert all(cut.shape[1] < frame_cut.shape[1] for cut, frame_cut in zip(cuts, whole))
+    for cut, frame_cut in zip(cuts, whole):
+        # What the reader is given: both averaged to 94x24, within a few levels of 255 of each other.
+        assert np.abs(fit(cut).astype(int) - fit(frame_cut).astype(int)).mean() < 3
