@@ -139,57 +139,74 @@ def row_logits(infer: Infer, rows: torch.Tensor, two_line: np.ndarray, settings:
     return logits
 
 
+class CutReader:
+    """The readings of a photo's cuts (yolo's crops: each way's cuts one after the other, a two-line plate's rows
+    apart in each), each cut read once: a round of calls to the reader reads every cut asked for that is not read
+    yet, so that cuts wanted by several steps of the reading (a first way's, its plate's other ways') can share a
+    round. `inverted`: the cuts are read with their light and dark swapped (crops are scaled to [-1, 1], so negating
+    one swaps them; zero past a crop's rows stays zero)."""
+
+    def __init__(
+        self, infer: Infer, crops: torch.Tensor, rows: np.ndarray, settings: RecognitionSettings, inverted: bool = False
+    ) -> None:
+        self.infer, self.crops, self.settings, self.inverted = infer, crops, settings, inverted
+        self.per_way = crops.shape[0] // len(rows)
+        self.rows_of_cut = np.repeat(rows, self.per_way)
+        self.readings: dict[int, Reading] = {}
+
+    def cuts_of(self, ways: Sequence[int], cuts: Sequence[int] | None = None) -> list[int]:
+        """The indices of cuts `cuts` (None: all) of each of `ways`, way by way."""
+        cuts = range(self.per_way) if cuts is None else cuts
+        return [way * self.per_way + cut for way in ways for cut in cuts]
+
+    def read(self, cuts: Sequence[int]) -> list[Reading]:
+        """The readings of `cuts`, reading those not read yet in one round."""
+        missing = [cut for cut in dict.fromkeys(cuts) if cut not in self.readings]
+        if missing:
+            if missing == list(range(self.crops.shape[0])):  # every cut, as most photos have: yolo's crops as they are
+                chosen = self.crops
+            else:
+                chosen = self.crops[torch.tensor(missing, device=self.crops.device)]
+            rows = self.rows_of_cut[missing]
+            logits = row_logits(
+                self.infer,
+                split_rows(-chosen if self.inverted else chosen, rows),
+                np.repeat(rows, rows) == 2,
+                self.settings,
+            )
+            logits, frames = join_rows(logits, rows)
+            self.readings.update(zip(missing, read_joined(logits.cpu().numpy(), frames.cpu().numpy(), rows)))
+        return [self.readings[cut] for cut in cuts]
+
+
 def read_cuts(
-    infer: Infer,
-    crops: torch.Tensor,
-    lines: np.ndarray,
-    settings: RecognitionSettings,
-    plate_of: np.ndarray | None = None,
+    reader: CutReader, ways: Sequence[int], settings: RecognitionSettings, plate_of: np.ndarray | None = None
 ) -> list[Reading]:
-    """One reading per way to read a plate from its crops (of `lines` rows each, each cut the same number of ways,
-    one after the other, a two-line plate's rows apart in each): the vote of all its cuts, or of its first look
-    where that decides it, or where the first look of another way of its plate (`plate_of`: each way's plate; None:
-    one way a plate) does."""
-    plates = len(lines)
-    per_plate = crops.shape[0] // plates
-    rows_of_cut = np.repeat(lines, per_plate)
-
-    def read(cuts: list[int] | None) -> list[Reading]:
-        chosen = crops if cuts is None else crops[torch.tensor(cuts, device=crops.device)]
-        rows = rows_of_cut if cuts is None else rows_of_cut[cuts]
-        logits = row_logits(infer, split_rows(chosen, rows), np.repeat(rows, rows) == 2, settings)
-        logits, frames = join_rows(logits, rows)
-        return read_joined(logits.cpu().numpy(), frames.cpu().numpy(), rows)
-
+    """One reading per way of `ways` from its cuts: the vote of all its cuts, or of its first look where that decides
+    it, or where the first look of another of `ways` of its plate (`plate_of`: each of `ways`' plate; None: one way
+    a plate) does."""
+    per_way = reader.per_way
     look = settings.first_look
     if look is None:
-        return vote(read(None), per_plate)
-    if max(look.cuts) >= per_plate:
+        return vote(reader.read(reader.cuts_of(ways)), per_way)
+    if max(look.cuts) >= per_way:
         raise ModelConfigError(
             f"model 'plate_recognition': parameter 'first_look_cuts' names cut {max(look.cuts)}, but yolo cuts "
-            f"each plate {per_plate} ways (cuts 0 to {per_plate - 1})"
+            f"each plate {per_way} ways (cuts 0 to {per_way - 1})"
         )
-
-    def cuts_of(plate: int, cuts: Sequence[int]) -> list[int]:
-        return [plate * per_plate + cut for cut in cuts]
-
-    by_cut: dict[int, Reading] = {}
-    first = [index for plate in range(plates) for index in cuts_of(plate, look.cuts)]
-    by_cut.update(zip(first, read(first)))
-    firsts = [[by_cut[index] for index in cuts_of(plate, look.cuts)] for plate in range(plates)]
+    reader.read(reader.cuts_of(ways, look.cuts))
+    firsts = [reader.read(reader.cuts_of([way], look.cuts)) for way in ways]
     looks = [vote(readings, len(readings))[0] for readings in firsts]
-    undecided = [plate for plate in range(plates) if not look.decides(firsts[plate], looks[plate])]
+    undecided = [n for n in range(len(ways)) if not look.decides(firsts[n], looks[n])]
     if plate_of is not None:
         # A plate read well one way (upright, say) needs no more cuts of its other ways (levelled): the likelier
         # reading stands, and their rest would cost another call to the reader for the photo.
-        settled = {int(plate_of[way]) for way in range(plates) if look.settles(firsts[way], looks[way])}
-        undecided = [way for way in undecided if int(plate_of[way]) not in settled]
-    rest = [index for plate in undecided for index in cuts_of(plate, range(per_plate)) if index not in by_cut]
-    if rest:
-        by_cut.update(zip(rest, read(rest)))
-    for plate in undecided:
-        # Every cut in yolo's order, as when all are read: the same sums, so the same texts and scores.
-        looks[plate] = vote([by_cut[index] for index in cuts_of(plate, range(per_plate))], per_plate)[0]
+        settled = {int(plate_of[n]) for n in range(len(ways)) if look.settles(firsts[n], looks[n])}
+        undecided = [n for n in undecided if int(plate_of[n]) not in settled]
+    # Every cut in yolo's order, as when all are read: the same sums, so the same texts and scores.
+    reader.read(reader.cuts_of([ways[n] for n in undecided]))
+    for n in undecided:
+        looks[n] = vote(reader.read(reader.cuts_of([ways[n]])), per_way)[0]
     return looks
 
 
@@ -203,27 +220,22 @@ def read_ways(
     and that reading stands where it reads at least as much, and more than the first: white characters on a blue
     (police), black (military) or red (diplomatic) plate then read as the dark ones of the white plates the
     recognizers learnt most from."""
-    per_way = crops.shape[0] // len(rows)
-
-    def read(ways: list[int], inverted: bool = False) -> dict[int, Reading]:
-        if ways == list(range(len(rows))):  # every way, as most photos have: yolo's crops as they are, not a copy
-            chosen = crops
-        else:
-            cuts = [way * per_way + cut for way in ways for cut in range(per_way)]
-            chosen = crops[torch.tensor(cuts, device=crops.device)]
-        # Crops are scaled to [-1, 1], so negating one swaps its light and dark (zero past a crop's rows stays zero).
-        readings = read_cuts(infer, -chosen if inverted else chosen, rows[ways], settings, plate_of[ways])
-        return dict(zip(ways, readings))
-
+    reader = CutReader(infer, crops, rows, settings)
     first = np.flatnonzero(np.diff(plate_of, prepend=-1) > 0).tolist()
     if settings.other_ways_below >= 1:
         # No reading clears 1, so every way is read: in one call with the first ways, not in a second after them.
         first = list(range(len(rows)))
-    readings = read(first)
+    elif settings.first_look is not None and len(first) < len(rows):
+        # The first looks of the other ways go with the first ways' first round: where a first way reads under
+        # other_ways_below, its other ways' reading then starts from cuts already read, not from another round of
+        # calls (a round costs the served reader a few ms more than its cuts). Each cut is read alike in any batch,
+        # so the readings are those of reading the ways one after the other.
+        reader.read(reader.cuts_of(range(len(rows)), settings.first_look.cuts))
+    readings = dict(zip(first, read_cuts(reader, first, settings, plate_of[first])))
     doubtful = {int(plate_of[way]) for way in first if readings[way].confidence < settings.other_ways_below}
     others = [way for way in range(len(rows)) if way not in readings and int(plate_of[way]) in doubtful]
     if others:
-        readings.update(read(others))
+        readings.update(zip(others, read_cuts(reader, others, settings, plate_of[others])))
     # Only the ways of a plate no way reads well: one read well upright is not read again negated where its
     # levelled way reads poorly.
     read_well = {
@@ -235,7 +247,8 @@ def read_ways(
         if readings[way].confidence < settings.inverted_below and int(plate_of[way]) not in read_well
     ]
     if dark:
-        for way, reading in read(dark, inverted=True).items():
+        negated = CutReader(infer, crops, rows, settings, inverted=True)
+        for way, reading in zip(dark, read_cuts(negated, dark, settings, plate_of[dark])):
             # The swapped reading stands only where it clears the bar itself: where neither reads the plate well,
             # the first, doubtful reading stays rather than another as doubtful.
             if reading.confidence >= settings.inverted_below and reading.confidence > readings[way].confidence:

@@ -448,6 +448,23 @@ def test_a_plate_settled_by_one_ways_first_look_reads_no_more_cuts_of_its_other_
     assert models.by_model["lprnet"] == ["A123BC77", "A123BC78?", "B123AB77?", "B123AB77?"]
 
 
+def test_the_first_looks_of_a_plates_other_ways_share_the_first_round_and_count_only_where_it_reads_poorly():
+    # Plate 0 upright reads B123AB77 barely from both its cuts, so its levelled way is read; its first cut was read
+    # with the first ways' first looks, and settles the plate: two rounds of calls, not three. Plate 1 has one way.
+    models = DoubtfulRowModels([["B123AB77?"], ["A123BC77"], ["X777AM77"]], plate_of=[0, 0, 1])
+    calls = []
+
+    def counted(model, inputs, outputs):
+        calls.append(model)
+        return models(model, inputs, outputs)
+
+    settings = RecognitionSettings(max_batch_size=32, first_look=FirstLook((0,), 0.3), other_ways_below=0.8)
+    plates = recognize(PHOTO, counted, settings)
+    assert plates.texts == ["A123BC77", "X777AM77"]
+    assert models.by_model["lprnet"] == ["B123AB77?", "A123BC77", "X777AM77", "B123AB77?"]
+    assert calls == ["yolo", "stn", "lprnet", "stn", "lprnet"]
+
+
 def test_a_plate_read_well_one_way_is_not_read_negated_its_other_way():
     models = DarkPlateModels([["A123BC77"], ["X1"], ["B8"]], dark=[["A1"], ["X2"], ["B123AB77"]])
     models.plate_of = [0, 0, 1]
