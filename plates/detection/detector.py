@@ -133,6 +133,14 @@ class DetectorSettings:
         looks = (self.second_look_hint, self.second_look_imgsz), (self.close_look_hint, self.close_look_imgsz)
         return min((hint for hint, imgsz in looks if imgsz and hint), default=0.0)
 
+    def one_shape_looks(self) -> tuple[int, ...]:
+        """The inference sizes of the looks that show the detector a square frame every time, whatever the photo: a
+        close look's window, and a second look's shrunk photo centred on gray (`second_look_fill` under 1)."""
+        sizes = [self.close_look_imgsz] if self.close_look_imgsz and self.close_look_hint else []
+        if self.second_look_imgsz and self.second_look_fill < 1:
+            sizes.append(self.second_look_imgsz)
+        return tuple(dict.fromkeys(sizes))
+
     def wants_second_look(
         self,
         boxes: np.ndarray,
@@ -321,6 +329,7 @@ class PlateDetector:
             # A quantized file runs its convolutions in INT8 and the few other operations in f32.
             self.network = OnnxDetector(Path(weights), runtime, threads, "f32" if precision == "int8" else precision)
             self.precision = "int8" if precision == "int8" else self.network.precision
+            self.network.reserve(settings.one_shape_looks())
         else:
             import torch
 

@@ -86,6 +86,13 @@ class OnnxDetector:
     def precision(self) -> str:
         return self.session.precision
 
+    def reserve(self, sizes: tuple[int, ...]) -> None:
+        """Compile ahead, where the runtime runs a shape faster so (OpenVINO), the shape of a square frame letterboxed
+        at each of `sizes`: the passes that take the same shape every time (DetectorSettings.one_shape_looks)."""
+        reserve = getattr(self.session, "reserve", None)  # ONNX Runtime runs every shape alike
+        for size in sizes if reserve else ():
+            reserve(letterbox(np.zeros((size, size, 3), np.uint8), size, self.stride).shape)
+
     def look(
         self, image: np.ndarray, imgsz: int, conf: float, iou: float, max_det: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

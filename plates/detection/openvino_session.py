@@ -82,6 +82,7 @@ class OpenVINOSession:
         self.fixed: dict[tuple[int, ...], openvino.InferRequest] = {}  # input shape -> that of a model compiled for it
         self._compiling: dict[tuple[int, ...], threading.Thread] = {}  # shapes whose model is being compiled
         self._sightings: Counter[tuple[int, ...]] = Counter()
+        self._reserved: set[tuple[int, ...]] = set()  # shapes compiled whatever FIXED_SHAPES (reserve)
         self._lock = threading.Lock()  # one infer request at a time: a second caller waits for the first
 
     @property
@@ -93,6 +94,16 @@ class OpenVINOSession:
         """The network's raw output for letterboxed pixels (1xHxWx3 BGR uint8)."""
         with self._lock:
             return np.array(self._request_for(pixels.shape).infer([pixels])[0])
+
+    def reserve(self, shape: tuple[int, ...]) -> None:
+        """Compile a model of its own for `shape` now, on a thread, beside FIXED_SHAPES photo shapes: for a pass the
+        detector makes at one shape every time (a close look's window), which would otherwise take the place of a
+        photo shape that comes first three times, and leave the photos of a commoner shape to come later on the model
+        for any shape: 39 of the test plates' photos, with the close look's 256x256 among the first four."""
+        with self._lock:
+            self._reserved.add(shape)
+            if shape not in self.fixed and shape not in self._compiling:
+                self._start_compiling(shape)
 
     def wait_compiled(self) -> None:
         """Return once the shapes being compiled have their models."""
@@ -108,12 +119,16 @@ class OpenVINOSession:
             return request
         self._sightings[shape] += 1
         wanted = self._sightings[shape] >= FIXED_ON_SIGHTING and shape not in self._compiling
-        if wanted and len(self.fixed) + len(self._compiling) < FIXED_SHAPES:
-            # Not a daemon: a process that exits while OpenVINO compiles on a daemon thread aborts (std::terminate).
-            thread = threading.Thread(target=self._compile, args=(shape,), name=f"compile {shape}")
-            self._compiling[shape] = thread  # where compiling fails it stays: that shape keeps the any-shape model
-            thread.start()
+        photo_shapes = {*self.fixed, *self._compiling} - self._reserved
+        if wanted and len(photo_shapes) < FIXED_SHAPES:
+            self._start_compiling(shape)
         return self._any_shape
+
+    def _start_compiling(self, shape: tuple[int, ...]) -> None:
+        # Not a daemon: a process that exits while OpenVINO compiles on a daemon thread aborts (std::terminate).
+        thread = threading.Thread(target=self._compile, args=(shape,), name=f"compile {shape}")
+        self._compiling[shape] = thread  # where compiling fails it stays: that shape keeps the any-shape model
+        thread.start()
 
     def _compile(self, shape: tuple[int, ...]) -> None:
         model = self._model.clone()

@@ -385,6 +385,34 @@ def test_openvino_compiles_a_shape_of_its_own_on_its_third_photo_for_a_few_shape
         assert request.get_compiled_model().get_property("INFERENCE_PRECISION_HINT").to_string() == "f32"
 
 
+def test_a_reserved_shape_is_compiled_at_once_beside_the_photo_shapes(monkeypatch):
+    from plates.build.paths import DEFAULT_REPOSITORY
+    from plates.detection import openvino_session
+
+    monkeypatch.setattr(openvino_session, "FIXED_SHAPES", 1)
+    session = openvino_session.OpenVINOSession(DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx", threads=1)
+    session.reserve((1, 64, 64, 3))
+    session.wait_compiled()
+    assert list(session.fixed) == [(1, 64, 64, 3)]  # before any photo of it
+    for _ in range(openvino_session.FIXED_ON_SIGHTING):
+        session.infer(np.zeros((1, 96, 160, 3), np.uint8))
+    session.wait_compiled()
+    assert sorted(session.fixed) == [(1, 64, 64, 3), (1, 96, 160, 3)]  # the one photo shape FIXED_SHAPES allows
+
+
+def test_the_detector_reserves_the_shapes_of_its_close_and_second_looks():
+    from plates.build.paths import DEFAULT_REPOSITORY
+    from plates.detection.detector import DetectorSettings, PlateDetector
+
+    onnx = DEFAULT_REPOSITORY / "yolo" / "1" / "plate_detector.onnx"
+    detector = PlateDetector(onnx, runtime="openvino", settings=DetectorSettings())
+    detector.network.session.wait_compiled()
+    assert sorted(detector.network.session.fixed) == [(1, 256, 256, 3), (1, 608, 608, 3)]
+    # A second look that letterboxes the photo as it is (fill 1) takes the photo's shape: nothing to reserve.
+    assert DetectorSettings(second_look_fill=1.0).one_shape_looks() == (256,)
+    assert DetectorSettings(close_look_imgsz=0, second_look_imgsz=0).one_shape_looks() == ()
+
+
 def test_a_shape_is_compiled_off_the_request_path_and_its_photos_run_meanwhile(monkeypatch):
     # The photo that starts a shape's compiling, and those after it until it is done, are answered at once by the
     # model for any shape: no request waits for a compile (a second in INT8).
