@@ -1,3 +1,5 @@
+from collections.abc import Sequence
+
 import numpy as np
 import pytest
 import torch
@@ -395,11 +397,17 @@ def test_every_way_of_every_plate_is_read_in_one_call_where_other_ways_below_is_
 
 
 class DarkPlateModels(RowModels):
-    """lprnet reads a row whose crop was negated (its light and dark swapped) as `dark_texts[n]`."""
+    """lprnet reads a row whose crop was negated (its light and dark swapped) as `dark_texts[n]`. Each crop's core
+    holds characters, a third of it: light on a dark plate, but dark on a light one for the plates in `light_plates`."""
 
-    def __init__(self, plates: list[list[str]], dark: list[list[str]]):
+    def __init__(self, plates: list[list[str]], dark: list[list[str]], light_plates: Sequence[int] = ()):
         super().__init__(plates)
         self.dark_texts = [""] + [text for rows in dark for _ in range(2) for text in rows]
+        for plate, rows in enumerate(plates):
+            background = 1.0 if plate in light_plates else -1.0
+            core = self.crops[2 * plate : 2 * plate + 2, :, 6:18, : 94 * len(rows)]
+            core[:] = background
+            core[..., ::3] = -background
 
     def __call__(self, model, inputs, outputs):
         batch = inputs["input__0"]
@@ -419,6 +427,15 @@ def test_a_plate_that_reads_poorly_is_read_again_with_light_and_dark_swapped_and
     assert plates.texts == ["A123BC77", "7414CK60", ""]
     assert models.by_model["lprnet_rows negated"] == ["7414", "CK60"] * 2
     assert models.by_model["lprnet negated"] == ["B9"] * 2  # plate 0 was not read again
+
+
+def test_a_plate_of_dark_characters_that_reads_poorly_is_not_read_negated():
+    # Plate 1 reads no plate as it is, but its characters are dark: negated, it would read B123AB77, and is not read.
+    models = DarkPlateModels([["7", "C"], ["B8"]], dark=[["7414", "CK60"], ["B123AB77"]], light_plates=[1])
+    settings = RecognitionSettings(max_batch_size=32, two_line_model="lprnet_rows", inverted_below=0.3)
+    plates = recognize(PHOTO, models, settings)
+    assert plates.texts == ["7414CK60", ""]
+    assert "lprnet negated" not in models.by_model
 
 
 def test_no_plate_is_read_negated_where_inverted_below_is_0():
