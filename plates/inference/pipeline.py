@@ -74,8 +74,9 @@ class RecognitionSettings:
     first_look: FirstLook | None = None  # None: every cut of every plate is read
     two_line_model: str = ""  # the model that reads two-line plates' rows; "": stn and lprnet, as one-line plates
     other_ways_below: float = 1.0  # a plate's other ways are read unless its first way reads at least this
-    # A way reading under this whose crop holds light characters is read again with light and dark swapped (0: never).
-    inverted_below: float = 0.0
+    inverted_below: float = 0.0  # a way reading under this is read again with light and dark swapped (0: never)
+    # ... where the light side of its first cut's core is under this share (plates.recognition.polarity; 1: any).
+    inverted_light_below: float = LIGHT_CHARACTERS_BELOW
     min_unread_score: float = 0.0  # a plate left unread is answered only where the detector scored it at least this
 
     @classmethod
@@ -90,6 +91,7 @@ class RecognitionSettings:
             two_line_model=config.parameter("two_line_model", str, default=""),
             other_ways_below=config.parameter("other_ways_below", unit_float, default=1.0),
             inverted_below=config.parameter("inverted_below", unit_float, default=0.0),
+            inverted_light_below=config.parameter("inverted_light_below", unit_float, default=LIGHT_CHARACTERS_BELOW),
             min_unread_score=config.parameter("min_unread_score", unit_float, default=0.0),
         )
 
@@ -219,7 +221,7 @@ def read_ways(
     first way; and its other ways where the first reads under `settings.other_ways_below` (all at once where that is
     1), then the likeliest; a way needs no more cuts read where another way's first look settles its plate. A way
     of a plate that no way reads at `settings.inverted_below` or more, whose first cut's characters are light
-    (plates.recognition.polarity), is read again with its light and dark swapped, and that reading stands where it
+    (`settings.inverted_light_below`), is read again with its light and dark swapped, and that reading stands where it
     reads at least as much, and more than the first: white characters on a blue (police), black (military) or red
     (diplomatic) plate then read as the dark ones of the white plates the recognizers learnt most from."""
     reader = CutReader(infer, crops, rows, settings)
@@ -248,11 +250,11 @@ def read_ways(
         for way in sorted(readings)
         if readings[way].confidence < settings.inverted_below and int(plate_of[way]) not in read_well
     ]
-    if dark:
+    if dark and settings.inverted_light_below < 1:
         # Dark characters a way could not read are no better negated: on the real dev photos that reading had cost
         # a round of the reader on one photo in ten, and never stood.
         firsts = crops[torch.tensor(reader.cuts_of(dark, [0]), device=crops.device)]
-        light = (light_share(firsts, rows[dark].tolist()) < LIGHT_CHARACTERS_BELOW).tolist()
+        light = (light_share(firsts, rows[dark].tolist()) < settings.inverted_light_below).tolist()
         dark = [way for way, is_light in zip(dark, light) if is_light]
     if dark:
         negated = CutReader(infer, crops, rows, settings, inverted=True)

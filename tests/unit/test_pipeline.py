@@ -1,3 +1,4 @@
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -436,6 +437,10 @@ def test_a_plate_of_dark_characters_that_reads_poorly_is_not_read_negated():
     plates = recognize(PHOTO, models, settings)
     assert plates.texts == ["7414CK60", ""]
     assert "lprnet negated" not in models.by_model
+    # inverted_light_below 1: every way reading poorly is read negated, its characters light or dark.
+    models = DarkPlateModels([["7", "C"], ["B8"]], dark=[["7414", "CK60"], ["B123AB77"]], light_plates=[1])
+    plates = recognize(PHOTO, models, dataclasses.replace(settings, inverted_light_below=1.0))
+    assert plates.texts == ["7414CK60", "B123AB77"]
 
 
 def test_no_plate_is_read_negated_where_inverted_below_is_0():
